@@ -1,0 +1,21 @@
+"""Reasonix: a terminal coding agent driving LLMs through tools.
+
+Importing this package does nothing but define ``__version__``; every
+capability is imported lazily by the CLI so that ``--version`` stays fast.
+"""
+
+from __future__ import annotations
+
+__all__ = ["__version__"]
+
+
+def _read_version() -> str:
+    # The build step writes reasonix/_version.py; a source checkout has none.
+    try:
+        from reasonix._version import VERSION
+    except ImportError:
+        return "0+unknown"
+    return VERSION
+
+
+__version__ = _read_version()

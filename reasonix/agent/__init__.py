@@ -1,0 +1,1 @@
+"""The agent: loop, sessions and transcripts, context maintenance, memory."""

@@ -1,0 +1,1 @@
+"""Command-line interface: argument parsing, exit codes, output formats (top layer)."""

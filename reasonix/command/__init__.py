@@ -1,0 +1,1 @@
+"""Slash-command registry, built-in commands, custom commands and MCP prompts."""

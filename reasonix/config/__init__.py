@@ -1,0 +1,1 @@
+"""Configuration: paths, loading and merging, .env, ${VAR} expansion, model resolution."""

@@ -1,0 +1,182 @@
+"""Configuration data model: plain dataclasses, the contract other layers read.
+
+Loading, merging and validation live in :mod:`reasonix.config.loader`; these
+classes only hold effective values with their documented defaults (CFG-8).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = [
+    "AgentConfig",
+    "Config",
+    "McpServerConfig",
+    "ModelOverride",
+    "PermissionsConfig",
+    "ProviderConfig",
+    "ResolvedModel",
+    "SandboxConfig",
+    "ServeConfig",
+    "ToolsConfig",
+]
+
+
+@dataclass
+class ModelOverride:
+    """Per-model settings inside one provider (``model_overrides.<model>``)."""
+
+    context_window: int | None = None
+    max_output_tokens: int | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class ProviderConfig:
+    """One vendor endpoint (``[[providers]]``)."""
+
+    name: str
+    kind: str = "openai"
+    base_url: str = ""
+    request_url: str = ""
+    chat_url: str = ""
+    models: list[str] = field(default_factory=list)
+    default: str = ""
+    api_key_env: str = ""
+    context_window: int = 128000
+    max_output_tokens: int = 0
+    model_overrides: dict[str, ModelOverride] = field(default_factory=dict)
+    extra_body: dict[str, Any] = field(default_factory=dict)
+    web_search: bool = False
+    headers: dict[str, str] = field(default_factory=dict)
+    # price per million tokens: {"input":…, "output":…, "cache_read":…, "currency": "USD"}
+    prices: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # the resolved key, filled by the loader from <home>/.env then os.environ (D29)
+    api_key: str = ""
+    source: str = "built-in"
+
+    @property
+    def default_model(self) -> str:
+        """The explicit default, else the first listed model (PROV-6)."""
+        if self.default:
+            return self.default
+        return self.models[0] if self.models else ""
+
+    def context_window_for(self, model: str) -> int:
+        """Effective context window for ``model`` (PROV-10)."""
+        ov = self.model_overrides.get(model)
+        if ov is not None and ov.context_window is not None:
+            return ov.context_window
+        return self.context_window
+
+    def max_output_tokens_for(self, model: str) -> int:
+        """Effective max_output_tokens setting for ``model`` (PROV-11)."""
+        ov = self.model_overrides.get(model)
+        if ov is not None and ov.max_output_tokens is not None:
+            return ov.max_output_tokens
+        return self.max_output_tokens
+
+
+@dataclass
+class ResolvedModel:
+    """A provider plus the concrete model name chosen from it."""
+
+    provider: ProviderConfig
+    model: str
+
+    @property
+    def ref(self) -> str:
+        """The canonical ``provider/model`` reference."""
+        return f"{self.provider.name}/{self.model}"
+
+
+@dataclass
+class AgentConfig:
+    """``[agent]``."""
+
+    temperature: float = 0.0
+    reasoning_language: str = "auto"
+    planner_model: str = ""
+    compact_ratio: float = 0.80
+    max_steps: int = 0  # D5: 0 = automatic (200 rounds)
+    effort: str = ""
+    max_subagent_depth: int = 2
+    keep: Any = None  # legacy, round-tripped but unused (CTX)
+    recent_keep: Any = None
+
+
+@dataclass
+class ToolsConfig:
+    """``[tools]``."""
+
+    enabled: list[str] = field(default_factory=list)
+    bash_timeout_seconds: float = 120.0
+    mcp_startup_timeout_seconds: float = 30.0
+    mcp_call_timeout_seconds: float = 300.0
+
+
+@dataclass
+class PermissionsConfig:
+    """``[permissions]``."""
+
+    mode: str = "ask"
+    allow: list[str] = field(default_factory=list)
+    ask: list[str] = field(default_factory=list)
+    deny: list[str] = field(default_factory=list)
+    allow_dynamic_bash: bool = False
+
+
+@dataclass
+class SandboxConfig:
+    """``[sandbox]``; paths are already ``${VAR}``-expanded and absolute."""
+
+    workspace_root: str = ""
+    allow_write: list[str] = field(default_factory=list)
+    forbid_read: list[str] = field(default_factory=list)
+    bash: str = "auto"  # "enforce" | "auto" | "off"
+    network: bool = True
+
+
+@dataclass
+class ServeConfig:
+    """``[serve]``."""
+
+    auth_mode: str = "none"
+    behind_proxy: bool = False
+
+
+@dataclass
+class McpServerConfig:
+    """One ``[[mcp.servers]]`` / ``[[plugins]]`` / ``.mcp.json`` entry (not yet expanded)."""
+
+    name: str
+    type: str = "stdio"  # stdio | http | streamable-http | sse
+    command: str = ""
+    args: list[str] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)
+    url: str = ""
+    headers: dict[str, str] = field(default_factory=dict)
+    concurrency: str = ""  # "" = by name (D21), else "serial" | "parallel"
+    startup_timeout_seconds: float | None = None
+    enabled: bool = True
+    source: str = ""  # file it came from
+
+
+@dataclass
+class Config:
+    """The effective configuration of one process."""
+
+    default_model: str = ""
+    agent: AgentConfig = field(default_factory=AgentConfig)
+    providers: list[ProviderConfig] = field(default_factory=list)
+    tools: ToolsConfig = field(default_factory=ToolsConfig)
+    permissions: PermissionsConfig = field(default_factory=PermissionsConfig)
+    sandbox: SandboxConfig = field(default_factory=SandboxConfig)
+    serve: ServeConfig = field(default_factory=ServeConfig)
+    mcp_servers: list[McpServerConfig] = field(default_factory=list)
+    # dotted key -> where its effective value came from ("flag", a file path, "default")
+    sources: dict[str, str] = field(default_factory=dict)
+    # ${VAR} values from the project .env (never exported, never provider keys; CFG-7)
+    project_env: dict[str, str] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)

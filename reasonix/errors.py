@@ -1,0 +1,186 @@
+"""Typed errors: the only exception types that cross layer boundaries.
+
+    ReasonixError
+    ├── ConfigError            bad or missing configuration (file, line, key)
+    ├── UsageError             bad command-line use (exit code 2)
+    ├── Cancelled              the cancel token fired
+    ├── ProviderError          a model endpoint failed
+    │   ├── ProviderAPIError   an HTTP status from the vendor (status, message, request id)
+    │   ├── ProviderConnectionError   could not connect / connection dropped
+    │   ├── ProviderTimeout    connect or idle-read timeout
+    │   ├── ProviderStreamError   malformed or cut stream after output began
+    │   └── MissingAPIKey      the key variable is set nowhere
+    ├── ToolError              a tool failed (becomes a tool result, never crashes the loop)
+    │   └── PathDenied         a path outside the write roots or inside forbid_read
+    ├── PermissionDenied       the permission gate said no
+    ├── SandboxUnavailable     sandbox enforcement asked for but no backend
+    ├── PluginError            an MCP server or plugin failed
+    ├── SessionError           transcript store problem (lease held, not found, ambiguous)
+    └── CompactionRequired     the context is over the hard limit even after pruning
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "Cancelled",
+    "CompactionRequired",
+    "ConfigError",
+    "MissingAPIKey",
+    "PathDenied",
+    "PermissionDenied",
+    "PluginError",
+    "ProviderAPIError",
+    "ProviderConnectionError",
+    "ProviderError",
+    "ProviderStreamError",
+    "ProviderTimeout",
+    "ReasonixError",
+    "SandboxUnavailable",
+    "SessionError",
+    "ToolError",
+    "UsageError",
+    "classify",
+]
+
+
+class ReasonixError(Exception):
+    """Base of every error Reasonix raises on purpose."""
+
+
+class ConfigError(ReasonixError):
+    """Invalid configuration. Carries where it was found so the CLI can say so."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        file: str | None = None,
+        line: int | None = None,
+        key: str | None = None,
+    ) -> None:
+        self.file = file
+        self.line = line
+        self.key = key
+        self.detail = message
+        super().__init__(self._render())
+
+    def _render(self) -> str:
+        where = []
+        if self.file:
+            where.append(self.file if self.line is None else f"{self.file}:{self.line}")
+        if self.key:
+            where.append(f"key {self.key!r}")
+        prefix = ", ".join(where)
+        return f"{prefix}: {self.detail}" if prefix else self.detail
+
+
+class UsageError(ReasonixError):
+    """The command line was used wrongly (exit code 2)."""
+
+
+class Cancelled(ReasonixError):
+    """The operation was cancelled through its cancel token."""
+
+
+class ProviderError(ReasonixError):
+    """A model endpoint failed."""
+
+
+class ProviderAPIError(ProviderError):
+    """The vendor answered with an HTTP error status."""
+
+    def __init__(
+        self,
+        status: int,
+        message: str,
+        *,
+        request_id: str | None = None,
+        retry_after: float | None = None,
+        body: str = "",
+    ) -> None:
+        self.status = status
+        self.vendor_message = message
+        self.request_id = request_id
+        self.retry_after = retry_after
+        self.body = body
+        text = f"HTTP {status}: {message}"
+        if request_id:
+            text += f" (request id {request_id})"
+        super().__init__(text)
+
+    @property
+    def is_context_overflow(self) -> bool:
+        """True when the vendor says the prompt is longer than the context window."""
+        low = (self.vendor_message + " " + self.body).lower()
+        markers = (
+            "context length",
+            "context_length",
+            "maximum context",
+            "context window",
+            "too many tokens",
+            "prompt is too long",
+        )
+        return self.status in (400, 413) and any(m in low for m in markers)
+
+
+class ProviderConnectionError(ProviderError):
+    """The connection could not be made or was dropped before any output."""
+
+
+class ProviderTimeout(ProviderError):
+    """The connect or idle-read timeout expired."""
+
+
+class ProviderStreamError(ProviderError):
+    """The stream broke or carried garbage after output had begun."""
+
+
+class MissingAPIKey(ProviderError):
+    """The provider's key variable is set neither in <home>/.env nor in the environment."""
+
+
+class ToolError(ReasonixError):
+    """A tool could not do what was asked; the message goes back to the model."""
+
+
+class PathDenied(ToolError):
+    """A path lies outside the write roots or inside a forbid_read entry."""
+
+
+class PermissionDenied(ReasonixError):
+    """The permission gate refused a tool call."""
+
+
+class SandboxUnavailable(ReasonixError):
+    """Sandbox enforcement is configured but no backend exists on this machine."""
+
+
+class PluginError(ReasonixError):
+    """An MCP server or plugin failed to start or answer."""
+
+
+class SessionError(ReasonixError):
+    """The session store could not do what was asked."""
+
+
+class CompactionRequired(ReasonixError):
+    """The context exceeds the hard limit even after pruning; a summary is needed."""
+
+
+def classify(err: BaseException) -> str:
+    """Map a typed error to a failure reason without reading its message (ERR-5)."""
+    if isinstance(err, CompactionRequired):
+        return "context.exhausted"
+    if isinstance(err, Cancelled):
+        return "cancelled"
+    if isinstance(err, ProviderAPIError):
+        if err.is_context_overflow:
+            return "context.exhausted"
+        if err.status == 429 or err.status >= 500:
+            return "provider.transient"
+        return "provider.rejected"
+    if isinstance(err, (ProviderConnectionError, ProviderTimeout, ProviderStreamError)):
+        return "provider.transient"
+    if isinstance(err, MissingAPIKey):
+        return "provider.rejected"
+    return "unclassified"

@@ -1,0 +1,1 @@
+"""Permission policy: decisions, rules, modes and the bash classifier."""

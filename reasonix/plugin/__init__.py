@@ -1,0 +1,1 @@
+"""External plugins (MCP servers) adapted into tools."""

@@ -1,0 +1,1 @@
+"""Model Context Protocol client: transports, session, OAuth, tool adapter."""

@@ -1,0 +1,171 @@
+"""Provider-layer data types shared by every provider kind.
+
+These are plain frozen-ish dataclasses: the agent builds a :class:`Request`,
+a provider turns it into wire bytes and yields :class:`Chunk` values back.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = [
+    "Chunk",
+    "ChunkKind",
+    "Message",
+    "Request",
+    "Role",
+    "ToolCall",
+    "ToolSchema",
+    "Usage",
+]
+
+
+class Role(str, enum.Enum):
+    """Who said a message."""
+
+    SYSTEM = "system"
+    USER = "user"
+    ASSISTANT = "assistant"
+    TOOL = "tool"
+
+
+@dataclass
+class ToolCall:
+    """One complete tool call: id, tool name and the raw JSON argument text."""
+
+    id: str
+    name: str
+    arguments: str = "{}"
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form used in transcripts."""
+        return {"id": self.id, "name": self.name, "arguments": self.arguments}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> ToolCall:
+        """Inverse of :meth:`to_dict`."""
+        return cls(id=str(d["id"]), name=str(d["name"]), arguments=str(d.get("arguments", "{}")))
+
+
+@dataclass
+class Message:
+    """One conversation message.
+
+    ``reasoning`` holds the model's thinking text where a wire format needs it
+    replayed (DeepSeek reasoning_content, Anthropic thinking blocks);
+    ``reasoning_meta`` holds opaque replay data such as an Anthropic thinking
+    signature or Responses reasoning items.
+    """
+
+    role: Role
+    content: str = ""
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    tool_call_id: str = ""
+    name: str = ""
+    reasoning: str = ""
+    reasoning_meta: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form; empty optional fields are omitted (PROV-17)."""
+        d: dict[str, Any] = {"role": self.role.value, "content": self.content}
+        if self.tool_calls:
+            d["tool_calls"] = [tc.to_dict() for tc in self.tool_calls]
+        if self.tool_call_id:
+            d["tool_call_id"] = self.tool_call_id
+        if self.name:
+            d["name"] = self.name
+        if self.reasoning:
+            d["reasoning"] = self.reasoning
+        if self.reasoning_meta:
+            d["reasoning_meta"] = self.reasoning_meta
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Message:
+        """Inverse of :meth:`to_dict`."""
+        return cls(
+            role=Role(d["role"]),
+            content=str(d.get("content") or ""),
+            tool_calls=[ToolCall.from_dict(t) for t in d.get("tool_calls") or []],
+            tool_call_id=str(d.get("tool_call_id") or ""),
+            name=str(d.get("name") or ""),
+            reasoning=str(d.get("reasoning") or ""),
+            reasoning_meta=dict(d.get("reasoning_meta") or {}),
+        )
+
+
+@dataclass(frozen=True)
+class ToolSchema:
+    """What the model sees of a tool: name, description, JSON-Schema parameters."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+
+
+@dataclass
+class Request:
+    """Everything one model call needs.
+
+    ``max_tokens`` is the already-resolved wire value: None means "omit the
+    optional field" (see provider.budget). ``effort`` is a reasoning-effort
+    hint ("low"/"medium"/"high") or "".
+    """
+
+    model: str
+    messages: list[Message]
+    system: str = ""
+    tools: list[ToolSchema] = field(default_factory=list)
+    temperature: float | None = None
+    max_tokens: int | None = None
+    effort: str = ""
+
+
+@dataclass
+class Usage:
+    """Token accounting for one model call."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    reasoning_tokens: int = 0
+
+    def add(self, other: Usage) -> None:
+        """Accumulate ``other`` into this usage."""
+        self.input_tokens += other.input_tokens
+        self.output_tokens += other.output_tokens
+        self.cache_read_tokens += other.cache_read_tokens
+        self.cache_write_tokens += other.cache_write_tokens
+        self.reasoning_tokens += other.reasoning_tokens
+
+
+class ChunkKind(str, enum.Enum):
+    """What a streamed :class:`Chunk` carries."""
+
+    TEXT = "text"
+    REASONING = "reasoning"
+    TOOL_CALL = "tool_call"
+    USAGE = "usage"
+    DONE = "done"
+    ERROR = "error"
+
+
+@dataclass
+class Chunk:
+    """One streamed piece of a model answer.
+
+    Exactly one payload is meaningful per kind: ``text`` for TEXT/REASONING,
+    ``tool_call`` (always complete) for TOOL_CALL, ``usage`` for USAGE,
+    ``finish_reason`` and ``reasoning_meta`` for DONE, ``error`` for ERROR.
+    """
+
+    kind: ChunkKind
+    text: str = ""
+    tool_call: ToolCall | None = None
+    usage: Usage | None = None
+    finish_reason: str = ""
+    reasoning_meta: dict[str, Any] = field(default_factory=dict)
+    error: Exception | None = None

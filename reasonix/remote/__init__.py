@@ -1,0 +1,1 @@
+"""Remote-SSH support (drives the system OpenSSH client)."""

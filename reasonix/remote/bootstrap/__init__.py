@@ -1,0 +1,1 @@
+"""Starts a detached `reasonix serve` on a remote host."""

@@ -1,0 +1,1 @@
+"""Port-forward lifecycle for Remote-SSH."""

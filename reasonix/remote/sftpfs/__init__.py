@@ -1,0 +1,1 @@
+"""Remote file layer over SFTP."""

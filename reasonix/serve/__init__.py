@@ -1,0 +1,1 @@
+"""`reasonix serve`: the browser frontend over http.server + SSE."""

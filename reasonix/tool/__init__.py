@@ -1,0 +1,220 @@
+"""The tool contract: Tool protocol, ToolResult, ToolContext and the registries.
+
+Built-in tools live in ``reasonix.tool.builtin`` and register themselves with
+:func:`register_builtin` when imported — the same door plugin tools use. Each
+run builds its own :class:`Registry` from the enabled built-ins plus plugin
+tools; the agent only sees that registry.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+from reasonix.cancel import Cancel
+from reasonix.errors import ConfigError
+
+__all__ = [
+    "CONTENT_LIMIT_BYTES",
+    "Registry",
+    "Tool",
+    "ToolContext",
+    "ToolResult",
+    "builtin_names",
+    "canonical_json",
+    "canonicalize_schema",
+    "clip_content",
+    "register_builtin",
+]
+
+CONTENT_LIMIT_BYTES = 32768  # D18: what the provider may see of one tool result
+_CLIP_MARKER = "\n[... {n} bytes omitted; the full result is kept locally ...]\n"
+
+
+@dataclass
+class ToolResult:
+    """What a tool call produced.
+
+    ``content`` is provider-visible and at most 32768 UTF-8 bytes;
+    ``raw_content`` is the full local text (equal to content when short).
+    """
+
+    content: str
+    is_error: bool = False
+    raw_content: str = ""
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not self.raw_content:
+            self.raw_content = self.content
+        self.content = clip_content(self.content)
+
+    @classmethod
+    def error(cls, message: str, **metadata: Any) -> ToolResult:
+        """An error result the model can read."""
+        return cls(content=message, is_error=True, metadata=dict(metadata))
+
+
+@dataclass
+class ToolContext:
+    """Per-call environment handed to :meth:`Tool.execute`.
+
+    Fields may grow; every field has a default so tests can build one cheaply.
+    """
+
+    workspace: Path = field(default_factory=Path.cwd)
+    cwd: Path | None = None
+    write_roots: list[Path] = field(default_factory=list)
+    forbid_read: list[Path] = field(default_factory=list)
+    cancel: Cancel = field(default_factory=Cancel)
+    bash_timeout: float = 120.0
+    sandbox: Any = None  # permission.sandbox settings; None = run unsandboxed
+    session_id: str = ""
+    state_dir: Path | None = None
+    config_dir: Path | None = None
+    progress: Callable[[str], None] | None = None
+    headless: bool = True
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@runtime_checkable
+class Tool(Protocol):
+    """A capability the model can call."""
+
+    name: str
+    description: str
+    schema: dict[str, Any]
+    read_only: bool
+
+    def execute(self, args_json: str, ctx: ToolContext) -> ToolResult:
+        """Run the tool with raw JSON arguments; never raise for ordinary failures."""
+        ...
+
+
+def clip_content(text: str, limit: int = CONTENT_LIMIT_BYTES) -> str:
+    """Cut ``text`` to at most ``limit`` UTF-8 bytes as head + marker + tail.
+
+    Cuts fall on character boundaries; the marker says how much was omitted.
+    """
+    data = text.encode("utf-8")
+    if len(data) <= limit:
+        return text
+    omitted_guess = len(data) - limit
+    marker = _CLIP_MARKER.format(n=omitted_guess)
+    budget = limit - len(marker.encode("utf-8")) - 16
+    head_b = budget * 3 // 4
+    tail_b = budget - head_b
+    head = data[:head_b].decode("utf-8", errors="ignore")
+    tail = data[len(data) - tail_b :].decode("utf-8", errors="ignore")
+    omitted = len(data) - len(head.encode("utf-8")) - len(tail.encode("utf-8"))
+    return head + _CLIP_MARKER.format(n=omitted) + tail
+
+
+def canonicalize_schema(value: Any) -> Any:
+    """Return ``value`` with dict keys sorted recursively and ``required`` sorted (D23)."""
+    if isinstance(value, dict):
+        out: dict[str, Any] = {}
+        for key in sorted(value):
+            item = canonicalize_schema(value[key])
+            if key == "required" and isinstance(item, list):
+                item = sorted(item)
+            out[key] = item
+        return out
+    if isinstance(value, list):
+        return [canonicalize_schema(v) for v in value]
+    return value
+
+
+def canonical_json(value: Any) -> str:
+    """Compact, key-sorted JSON text of ``value``."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+_builtin_lock = threading.Lock()
+_builtins: dict[str, Callable[[], Tool]] = {}
+
+
+def register_builtin(factory: Callable[[], Tool] | Tool, name: str | None = None) -> None:
+    """Register a built-in tool (a Tool instance or a zero-argument factory)."""
+    if isinstance(factory, Tool):
+        instance = factory
+        tool_name = name or instance.name
+
+        def make() -> Tool:
+            return instance
+
+        maker: Callable[[], Tool] = make
+    else:
+        maker = factory
+        tool_name = name or maker().name
+    with _builtin_lock:
+        _builtins[tool_name] = maker
+
+
+def builtin_names() -> list[str]:
+    """Names of every registered built-in, sorted."""
+    with _builtin_lock:
+        return sorted(_builtins)
+
+
+class Registry:
+    """The tools of one run, in a stable sorted order."""
+
+    def __init__(self) -> None:
+        self._tools: dict[str, Tool] = {}
+
+    @classmethod
+    def from_builtins(cls, enabled: Iterable[str] = ()) -> Registry:
+        """A registry of the enabled built-ins (empty ``enabled`` = all of them)."""
+        wanted = list(enabled)
+        with _builtin_lock:
+            makers = dict(_builtins)
+        unknown = [n for n in wanted if n not in makers]
+        if unknown and makers:
+            raise ConfigError(
+                f"unknown tool name(s) {', '.join(unknown)}; known: {', '.join(sorted(makers))}",
+                key="tools.enabled",
+            )
+        reg = cls()
+        for tool_name in sorted(makers):
+            if not wanted or tool_name in wanted:
+                reg.add(makers[tool_name]())
+        return reg
+
+    def add(self, tool: Tool) -> None:
+        """Insert a tool; its schema is canonicalised on the way in (D23)."""
+        tool.schema = canonicalize_schema(tool.schema)
+        self._tools[tool.name] = tool
+
+    def remove(self, name: str) -> None:
+        """Drop a tool by name (no error when absent)."""
+        self._tools.pop(name, None)
+
+    def get(self, name: str) -> Tool | None:
+        """The tool called ``name``, or None."""
+        return self._tools.get(name)
+
+    def names(self) -> list[str]:
+        """Tool names in the stable order."""
+        return sorted(self._tools)
+
+    def tools(self) -> list[Tool]:
+        """Tools in the stable order."""
+        return [self._tools[n] for n in self.names()]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._tools
+
+    def __len__(self) -> int:
+        return len(self._tools)
+
+    def schemas(self) -> list[dict[str, Any]]:
+        """Provider-neutral schema dicts (name, description, parameters), stably ordered."""
+        return [
+            {"name": t.name, "description": t.description, "parameters": t.schema}
+            for t in self.tools()
+        ]

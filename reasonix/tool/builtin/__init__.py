@@ -1,0 +1,1 @@
+"""Built-in tools; each module registers itself through register_builtin on import."""
