@@ -1,22 +1,22 @@
 """Typed errors: the only exception types that cross layer boundaries.
 
-    ReasonixError
-    ├── ConfigError            bad or missing configuration (file, line, key)
-    ├── UsageError             bad command-line use (exit code 2)
-    ├── Cancelled              the cancel token fired
-    ├── ProviderError          a model endpoint failed
-    │   ├── ProviderAPIError   an HTTP status from the vendor (status, message, request id)
-    │   ├── ProviderConnectionError   could not connect / connection dropped
-    │   ├── ProviderTimeout    connect or idle-read timeout
-    │   ├── ProviderStreamError   malformed or cut stream after output began
-    │   └── MissingAPIKey      the key variable is set nowhere
-    ├── ToolError              a tool failed (becomes a tool result, never crashes the loop)
-    │   └── PathDenied         a path outside the write roots or inside forbid_read
-    ├── PermissionDenied       the permission gate said no
-    ├── SandboxUnavailable     sandbox enforcement asked for but no backend
-    ├── PluginError            an MCP server or plugin failed
-    ├── SessionError           transcript store problem (lease held, not found, ambiguous)
-    └── CompactionRequired     the context is over the hard limit even after pruning
+ReasonixError
+├── ConfigError            bad or missing configuration (file, line, key)
+├── UsageError             bad command-line use (exit code 2)
+├── Cancelled              the cancel token fired
+├── ProviderError          a model endpoint failed
+│   ├── ProviderAPIError   an HTTP status from the vendor (status, message, request id)
+│   ├── ProviderConnectionError   could not connect / connection dropped
+│   ├── ProviderTimeout    connect or idle-read timeout
+│   ├── ProviderStreamError   malformed or cut stream after output began
+│   └── MissingAPIKey      the key variable is set nowhere
+├── ToolError              a tool failed (becomes a tool result, never crashes the loop)
+│   └── PathDenied         a path outside the write roots or inside forbid_read
+├── PermissionDenied       the permission gate said no
+├── SandboxUnavailable     sandbox enforcement asked for but no backend
+├── PluginError            an MCP server or plugin failed
+├── SessionError           transcript store problem (lease held, not found, ambiguous)
+└── CompactionRequired     the context is over the hard limit even after pruning
 """
 
 from __future__ import annotations
