@@ -1,0 +1,242 @@
+"""A scripted loopback server speaking one provider wire format.
+
+``FakeServer(kind, script)`` listens on 127.0.0.1 (port 0 = a free port),
+answers every POST with the next script step and records every request.
+It is a context manager; leaving it stops slow drips and joins the handler
+threads, so no socket outlives the ``with`` block.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import struct
+import threading
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from fakes.script import Fault, Step, Turn
+from fakes.wire import KINDS, error_body, error_event, render, request_id_header
+
+__all__ = ["FakeServer", "RecordedRequest"]
+
+_GARBAGE = b"data: {this is not json\n\n"
+
+
+@dataclass
+class RecordedRequest:
+    """One request as it reached the server, bytes untouched."""
+
+    method: str
+    path: str
+    headers: dict[str, str]  # keys lower-cased
+    body: bytes
+    json: Any = None  # the parsed body, or None when it is not JSON
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def header(self, name: str, default: str | None = None) -> str | None:
+        """A header value by case-insensitive name."""
+        return self.headers.get(name.lower(), default)
+
+
+class _HTTPServer(ThreadingHTTPServer):
+    daemon_threads = True
+    fake: FakeServer
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # Clients hang up on purpose (cancel tests); that is not a server error.
+        pass
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: _HTTPServer
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def do_POST(self) -> None:
+        self.server.fake._handle(self)
+
+    do_GET = do_POST
+
+
+class FakeServer:
+    """Scripted fake of one vendor API (``kind`` = openai | anthropic | responses).
+
+    ``chunked`` (default True) frames the stream with chunked transfer coding
+    like real vendors; False sends ``Connection: close`` and lets EOF end it.
+    ``fragment`` splits every write into pieces of that many bytes, flushed
+    separately, so clients see events and UTF-8 sequences cut across reads.
+    """
+
+    def __init__(
+        self,
+        kind: str,
+        script: list[Step] | None = None,
+        *,
+        chunked: bool = True,
+        fragment: int | None = None,
+        host: str = "127.0.0.1",
+        port: int = 0,
+    ) -> None:
+        if kind not in KINDS:
+            raise ValueError(f"unknown fake kind {kind!r}")
+        self.kind = kind
+        self.script: list[Step] = list(script or [])
+        self.chunked = chunked
+        self.fragment = fragment
+        self.requests: list[RecordedRequest] = []
+        self._lock = threading.Lock()
+        self._next = 0
+        self._stop = threading.Event()
+        self._httpd = _HTTPServer((host, port), _Handler)
+        self._httpd.fake = self
+        self._thread: threading.Thread | None = None
+
+    # -- lifecycle -----------------------------------------------------------
+    def start(self) -> FakeServer:
+        """Serve in a daemon thread."""
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def close(self) -> None:
+        """Stop drips and stalls, stop serving, join handler threads, close the socket."""
+        self._stop.set()
+        if self._thread is not None:
+            self._httpd.shutdown()
+            self._thread.join()
+            self._thread = None
+        self._httpd.server_close()
+
+    def __enter__(self) -> FakeServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- public view -----------------------------------------------------------
+    @property
+    def port(self) -> int:
+        """The bound TCP port."""
+        return int(self._httpd.server_address[1])
+
+    @property
+    def url(self) -> str:
+        """``http://127.0.0.1:PORT`` (no trailing slash): use it as a base_url."""
+        return f"http://127.0.0.1:{self.port}"
+
+    def add(self, *steps: Step) -> None:
+        """Append steps to the script."""
+        with self._lock:
+            self.script.extend(steps)
+
+    @property
+    def remaining(self) -> int:
+        """Script steps not consumed yet."""
+        with self._lock:
+            return len(self.script) - self._next
+
+    # -- serving ---------------------------------------------------------------
+    def _handle(self, h: _Handler) -> None:
+        length = int(h.headers.get("Content-Length") or 0)
+        body = h.rfile.read(length) if length else b""
+        try:
+            parsed = json.loads(body) if body else None
+        except ValueError:
+            parsed = None
+        rec = RecordedRequest(
+            method=h.command,
+            path=h.path,
+            headers={k.lower(): v for k, v in h.headers.items()},
+            body=body,
+            json=parsed,
+        )
+        with self._lock:
+            self.requests.append(rec)
+            n = len(self.requests)
+            step = self.script[self._next] if self._next < len(self.script) else None
+            self._next += 1
+        h.close_connection = True  # one request per connection keeps faults simple
+        rid = f"req_fake_{n}"
+        if step is None:
+            msg = f"fake {self.kind} server: script exhausted at request {n}"
+            self._send_error(h, Fault.status(400, message=msg), rid)
+        elif isinstance(step, Fault):
+            self._fault(h, step, rid)
+        else:
+            self._stream(h, step, rid)
+
+    def _send_error(self, h: _Handler, f: Fault, rid: str) -> None:
+        data = error_body(self.kind, f)
+        h.send_response(f.code)
+        h.send_header("Content-Type", "application/json")
+        h.send_header("Content-Length", str(len(data)))
+        h.send_header(request_id_header(self.kind), rid)
+        if f.retry_after is not None:
+            h.send_header("Retry-After", f.retry_after)
+        h.send_header("Connection", "close")
+        h.end_headers()
+        h.wfile.write(data)
+
+    def _fault(self, h: _Handler, f: Fault, rid: str) -> None:
+        if f.kind == "status":
+            self._send_error(h, f, rid)
+        elif f.kind == "reset":
+            # SO_LINGER 0 turns close() into an RST instead of a FIN.
+            h.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            h.connection.close()
+        elif f.kind == "stall":
+            self._stop.wait(f.seconds)
+        else:
+            raise ValueError(f"unknown fault kind {f.kind!r}")
+
+    def _events(self, t: Turn) -> tuple[list[bytes], bool]:
+        events = render(self.kind, t)
+        cut = False
+        if t.malformed_after is not None:
+            bad = b"event: content_block_delta\n" + _GARBAGE if self.kind != "openai" else _GARBAGE
+            events.insert(t.malformed_after, bad)
+        if t.error_after is not None:
+            events = [*events[: t.error_after], error_event(self.kind, t.error_message)]
+        if t.cut_after is not None:
+            events, cut = events[: t.cut_after], True
+        return events, cut
+
+    def _stream(self, h: _Handler, t: Turn, rid: str) -> None:
+        events, cut = self._events(t)
+        h.send_response(200)
+        h.send_header("Content-Type", "text/event-stream; charset=utf-8")
+        h.send_header("Cache-Control", "no-cache")
+        h.send_header(request_id_header(self.kind), rid)
+        if self.chunked:
+            h.send_header("Transfer-Encoding", "chunked")
+        else:
+            h.send_header("Connection", "close")
+        h.end_headers()
+        try:
+            h.wfile.flush()
+            for ev in events:
+                if t.delay and self._stop.wait(t.delay):
+                    return
+                self._write(h, ev)
+            if cut:
+                # An abrupt close: no chunked terminator, no final event.
+                return
+            if self.chunked:
+                h.wfile.write(b"0\r\n\r\n")
+        except OSError:
+            return  # the client went away (cancel tests)
+
+    def _write(self, h: _Handler, data: bytes) -> None:
+        pieces = [data]
+        if self.fragment:
+            pieces = [data[i : i + self.fragment] for i in range(0, len(data), self.fragment)]
+        for p in pieces:
+            frame = b"%x\r\n%s\r\n" % (len(p), p) if self.chunked else p
+            h.wfile.write(frame)
+            h.wfile.flush()
