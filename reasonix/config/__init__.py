@@ -1,1 +1,30 @@
-"""Configuration: paths, loading and merging, .env, ${VAR} expansion, model resolution."""
+"""Configuration: paths, loading and merging, .env, ${VAR}, presets and model resolution.
+
+The public entry points are re-exported here and imported lazily, so
+``import reasonix.config`` stays cheap for the CLI's fast paths.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from reasonix.config.model import Config, ProviderConfig
+
+__all__ = ["load", "require_api_key"]
+
+
+def load(cwd: Path, flags: dict[str, Any] | None = None, *, migrate: bool = True) -> Config:
+    """Load the effective configuration; see :func:`reasonix.config.loader.load`."""
+    from reasonix.config.loader import load as _load
+
+    return _load(cwd, flags, migrate=migrate)
+
+
+def require_api_key(provider: ProviderConfig) -> str:
+    """The provider's key or MissingAPIKey; see :func:`reasonix.config.loader.require_api_key`."""
+    from reasonix.config.loader import require_api_key as _require
+
+    return _require(provider)

@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from reasonix.errors import ConfigError
+
 __all__ = [
     "AgentConfig",
     "Config",
@@ -180,3 +182,65 @@ class Config:
     # ${VAR} values from the project .env (never exported, never provider keys; CFG-7)
     project_env: dict[str, str] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+
+    def provider(self, name: str) -> ProviderConfig | None:
+        """The provider called ``name``, or None."""
+        for p in self.providers:
+            if p.name == name:
+                return p
+        return None
+
+    def resolve_model(self, ref: str) -> ResolvedModel:
+        """Resolve a model reference (PROV-9), the single resolver for every caller.
+
+        Accepted forms, tried in this order:
+
+        1. a provider name → that provider's default model (PROV-6);
+        2. ``provider/model`` where the provider lists ``model``;
+        3. a bare model name → the first provider listing it (configured
+           providers come before presets in :attr:`providers`), so OpenRouter
+           ids such as ``anthropic/claude-sonnet-4.5`` work as bare names;
+        4. ``provider/model`` with a model the provider does not list (the
+           vendor decides whether it exists).
+
+        Anything else is a ConfigError listing the choices.
+        """
+        ref = ref.strip()
+        if not ref:
+            raise ConfigError("empty model reference", key="model")
+        named = self.provider(ref)
+        if named is not None:
+            if not named.default_model:
+                raise ConfigError(
+                    f"provider {ref!r} lists no models: add models = [...] to its "
+                    f"[[providers]] entry or ask for {ref}/<model>",
+                    file=None if named.source == "built-in" else named.source,
+                    key="models",
+                )
+            return ResolvedModel(named, named.default_model)
+        prefix, slash, rest = ref.partition("/")
+        owner = self.provider(prefix) if slash and rest else None
+        if owner is not None and rest in owner.models:
+            return ResolvedModel(owner, rest)
+        for p in self.providers:
+            if ref in p.models:
+                return ResolvedModel(p, ref)
+        if owner is not None:
+            return ResolvedModel(owner, rest)
+        choices = [p.name for p in self.providers]
+        choices += [f"{p.name}/{m}" for p in self.providers for m in p.models]
+        raise ConfigError(
+            f"unknown model {ref!r}: expected a provider name, a listed model or "
+            f"provider/model; choices: {', '.join(choices)}",
+            key="model",
+        )
+
+    def default_resolved(self) -> ResolvedModel:
+        """Resolve :attr:`default_model` (built-in default ``deepseek``)."""
+        ref = self.default_model or "deepseek"
+        try:
+            return self.resolve_model(ref)
+        except ConfigError as exc:
+            where = self.sources.get("default_model", "default")
+            file = where if where not in ("default", "flag") else None
+            raise ConfigError(exc.detail, file=file, key="default_model") from None

@@ -1,0 +1,280 @@
+"""Load the effective configuration: flag > ./reasonix.toml > <home>/config.toml > defaults.
+
+:func:`load` reads both files, removes retired keys (CTX-15), validates every
+known key with a message that names the file, line and key (never a
+traceback), merges the layers, records where each value came from in
+``Config.sources``, and fills provider keys from ``<home>/.env`` then the
+environment (D29). Unknown keys only produce warnings (CFG-9).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from reasonix.config import paths
+from reasonix.config.dotenv import read_dotenv
+from reasonix.config.expand import chain_lookup, environ_lookup, expand_vars
+from reasonix.config.layers import FLAG, Layer, check_type, read_layer
+from reasonix.config.legacy import drop_legacy_context_keys, find_legacy_context_keys
+from reasonix.config.mcp import merge_servers, read_mcp_json, servers_from_toml
+from reasonix.config.model import Config, McpServerConfig, ProviderConfig
+from reasonix.config.providers import ProviderSet
+from reasonix.config.schema import (
+    DEFAULT_MODEL_REF,
+    LEGACY_AGENT_KEYS,
+    LEGACY_UPDATE_KEYS,
+    SANDBOX_BASH_MODES,
+    SERVE_AUTH_MODES,
+    compact_ratio_error,
+    normalize_permission_mode,
+)
+from reasonix.errors import ConfigError, MissingAPIKey
+
+__all__ = ["SCALAR_KEYS", "load", "require_api_key"]
+
+# table -> key -> type name (see layers.check_type). "" is the top level.
+SCALAR_KEYS: dict[str, dict[str, str]] = {
+    "": {"default_model": "str"},
+    "agent": {
+        "temperature": "float",
+        "reasoning_language": "str",
+        "planner_model": "str",
+        "compact_ratio": "float",
+        "max_steps": "int",
+        "effort": "str",
+        "max_subagent_depth": "int",
+        "keep": "any",
+        "recent_keep": "any",
+    },
+    "tools": {
+        "enabled": "list[str]",
+        "bash_timeout_seconds": "float",
+        "mcp_startup_timeout_seconds": "float",
+        "mcp_call_timeout_seconds": "float",
+    },
+    "permissions": {
+        "mode": "str",
+        "allow": "list[str]",
+        "ask": "list[str]",
+        "deny": "list[str]",
+        "allow_dynamic_bash": "bool",
+    },
+    "sandbox": {
+        "workspace_root": "str",
+        "allow_write": "list[str]",
+        "forbid_read": "list[str]",
+        "bash": "str",
+        "network": "bool",
+    },
+    "serve": {"auth_mode": "str", "behind_proxy": "bool"},
+}
+# Lists that accumulate across layers instead of replacing: rules and paths
+# from the global file must survive a project file that adds its own.
+_UNION_KEYS = {
+    "permissions.allow",
+    "permissions.ask",
+    "permissions.deny",
+    "sandbox.allow_write",
+    "sandbox.forbid_read",
+}
+_SANDBOX_PATH_KEYS = ("allow_write", "forbid_read")
+_TABLES_ELSEWHERE = {"providers", "mcp", "plugins"}
+
+
+def _validate(layer: Layer, table: str, key: str, value: Any) -> Any:
+    """Semantic checks beyond the type; returns the (normalised) value."""
+    dotted = f"{table}.{key}" if table else key
+
+    def bad(message: str) -> ConfigError:
+        return layer.error(message, table, key)
+
+    if dotted == "agent.compact_ratio":
+        problem = compact_ratio_error(value)
+        if problem:
+            raise bad(problem)
+    elif dotted == "permissions.mode":
+        try:
+            return normalize_permission_mode(value)
+        except ConfigError as exc:
+            raise bad(exc.detail) from None
+    elif dotted == "sandbox.bash" and value not in SANDBOX_BASH_MODES:
+        raise bad(f"expected one of {', '.join(SANDBOX_BASH_MODES)}, got {value!r}")
+    elif dotted == "serve.auth_mode" and value not in SERVE_AUTH_MODES:
+        raise bad(f"expected one of {', '.join(SERVE_AUTH_MODES)}, got {value!r}")
+    elif dotted in ("agent.max_steps", "agent.max_subagent_depth") and value < 0:
+        raise bad(f"expected an integer >= 0, got {value}")
+    elif dotted.endswith("_seconds") and value <= 0:
+        raise bad(f"expected a number of seconds > 0, got {value}")
+    return value
+
+
+def _is_retired(table: str, key: str) -> bool:
+    if table in ("", "agent") and key in LEGACY_AGENT_KEYS:
+        return True
+    return (table, key) in LEGACY_UPDATE_KEYS or (
+        table == "" and key in {t for t, _ in LEGACY_UPDATE_KEYS if t}
+    )
+
+
+class _Merger:
+    """Applies layers in increasing precedence onto one Config."""
+
+    def __init__(self, cfg: Config, expand: Callable[[str, Layer, str], str]) -> None:
+        self.cfg = cfg
+        self.expand = expand
+        self.providers = ProviderSet()
+        for table, keys in SCALAR_KEYS.items():
+            for key in keys:
+                cfg.sources[f"{table}.{key}" if table else key] = "default"
+
+    def _target(self, table: str) -> Any:
+        return getattr(self.cfg, table) if table else self.cfg
+
+    def set(self, layer: Layer, table: str, key: str, raw: Any) -> None:
+        """Check and apply one scalar (or list) value from ``layer``."""
+        dotted = f"{table}.{key}" if table else key
+        value = _validate(
+            layer, table, key, check_type(layer, table, key, raw, SCALAR_KEYS[table][key])
+        )
+        if table == "sandbox" and key in _SANDBOX_PATH_KEYS:
+            value = [self.expand(v, layer, dotted) for v in value]
+        elif dotted == "sandbox.workspace_root":
+            value = self.expand(value, layer, dotted)
+        if dotted in _UNION_KEYS:
+            current = getattr(self._target(table), key)
+            value = current + [v for v in value if v not in current]
+        setattr(self._target(table), key, value)
+        self.cfg.sources[dotted] = layer.name
+
+    def apply_file(self, layer: Layer) -> None:
+        """Apply every table of a parsed file."""
+        warn = self.cfg.warnings.append
+        for top, value in layer.data.items():
+            if top in _TABLES_ELSEWHERE:
+                continue
+            if top in SCALAR_KEYS[""]:
+                self.set(layer, "", top, value)
+            elif top in SCALAR_KEYS and top:
+                if not isinstance(value, dict):
+                    raise layer.error(f"expected a table [{top}]", "", top)
+                for key, item in value.items():
+                    if key in SCALAR_KEYS[top]:
+                        self.set(layer, top, key, item)
+                    elif not _is_retired(top, key):
+                        warn(f"{layer.name}: unknown key {top}.{key} (ignored)")
+            elif not _is_retired("", top):
+                warn(f"{layer.name}: unknown key {top} (ignored)")
+        if "providers" in layer.data:
+            self.providers.apply(layer, layer.data["providers"], self.cfg.warnings)
+
+    def apply_flags(self, flags: dict[str, Any]) -> None:
+        """Apply command-line values given as dotted keys (``"agent.compact_ratio"``)."""
+        layer = Layer(FLAG, {})
+        for dotted, value in flags.items():
+            if value is None:
+                continue  # argparse default: the flag was not given
+            table, _, key = dotted.rpartition(".")
+            if key not in SCALAR_KEYS.get(table, {}):
+                raise ConfigError(f"unknown configuration flag key {dotted!r}", key=dotted)
+            self.set(layer, table, key, value)
+
+
+def _absolute(entry: str, base: Path) -> str:
+    path = Path(os.path.expanduser(entry))
+    return os.path.normpath(path if path.is_absolute() else base / path)
+
+
+def load(cwd: Path, flags: dict[str, Any] | None = None, *, migrate: bool = True) -> Config:
+    """The effective configuration for a process working in ``cwd``.
+
+    ``flags`` maps dotted keys (``default_model``, ``agent.compact_ratio``,
+    ``permissions.mode``, ``sandbox.allow_write`` …) to command-line values;
+    None values are skipped. With ``migrate`` retired context keys are
+    removed from the file that holds them (CTX-15).
+    """
+    cwd = Path(os.path.abspath(cwd))
+    cfg = Config()
+    cfg.project_env = {
+        k: v
+        for k, v in read_dotenv(paths.project_env_path(cwd)).values.items()
+        if k not in paths.CONTROL_VARIABLES
+    }
+    lookup = chain_lookup(cfg.project_env, environ_lookup)
+
+    def expand(text: str, layer: Layer, dotted: str) -> str:
+        return expand_vars(text, lookup, dotted, file=layer.file, key=dotted)
+
+    merger = _Merger(cfg, expand)
+    cfg.default_model = DEFAULT_MODEL_REF
+    user = read_layer(paths.user_config_path())
+    project = read_layer(paths.project_config_path(cwd))
+    servers: dict[str, list[McpServerConfig]] = {"user": [], "project": []}
+    for scope, layer in (("user", user), ("project", project)):
+        if layer is None:
+            continue
+        _retire(cfg, layer, migrate)
+        merger.apply_file(layer)
+        servers[scope] = servers_from_toml(layer, cfg.warnings)
+    if flags:
+        merger.apply_flags(flags)
+
+    cfg.providers = merger.providers.result()
+    _fill_api_keys(cfg.providers)
+    _finish_sandbox(cfg, cwd)
+    json_servers = read_mcp_json(paths.project_mcp_path(cwd), cfg.warnings)
+    # D16: global < project .mcp.json < project reasonix.toml
+    cfg.mcp_servers = merge_servers(servers["user"], json_servers, servers["project"])
+    return cfg
+
+
+def _retire(cfg: Config, layer: Layer, migrate: bool) -> None:
+    """Handle retired context keys in one file (CTX-15)."""
+    retired = find_legacy_context_keys(layer.data)
+    if not retired:
+        return
+    if migrate and layer.path is not None:
+        removed = drop_legacy_context_keys(layer.path, layer.data)
+        cfg.warnings.append(f"{layer.name}: removed retired keys {', '.join(removed)}")
+    else:
+        names = ", ".join(f"{t}.{k}" if t else k for t, k in retired)
+        cfg.warnings.append(f"{layer.name}: retired keys ignored: {names}")
+
+
+def _finish_sandbox(cfg: Config, cwd: Path) -> None:
+    """Make the sandbox paths absolute; ``workspace_root`` defaults to ``cwd``."""
+    box = cfg.sandbox
+    root = cwd
+    if box.workspace_root:
+        root = Path(_absolute(box.workspace_root, cwd))
+    box.workspace_root = str(root)
+    box.allow_write = list(dict.fromkeys(_absolute(p, root) for p in box.allow_write))
+    box.forbid_read = list(dict.fromkeys(_absolute(p, root) for p in box.forbid_read))
+
+
+def _fill_api_keys(providers: list[ProviderConfig]) -> None:
+    """Provider keys: ``<home>/.env`` first, then the environment (D29, PROV-20)."""
+    home_env = read_dotenv(paths.env_path()).values
+    for p in providers:
+        if p.api_key_env:
+            p.api_key = home_env.get(p.api_key_env) or os.environ.get(p.api_key_env, "")
+
+
+def require_api_key(provider: ProviderConfig) -> str:
+    """The provider's key, or MissingAPIKey naming the variable and where to put it.
+
+    Providers without ``api_key_env`` (local servers such as Ollama) need none
+    and get "".
+    """
+    if not provider.api_key_env:
+        return ""
+    if provider.api_key:
+        return provider.api_key
+    var = provider.api_key_env
+    raise MissingAPIKey(
+        f"provider {provider.name!r} needs an API key in {var}, which is set nowhere: "
+        f"add the line {var}=... to {paths.env_path()} (or run `reasonix setup`), "
+        f"or export {var} in the environment"
+    )

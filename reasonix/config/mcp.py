@@ -1,0 +1,171 @@
+"""MCP server declarations: TOML ``[[mcp.servers]]`` / ``[[plugins]]`` and ``.mcp.json``.
+
+Precedence for one name (D16, MCP-22): the project beats the user-global
+config, and inside a project ``reasonix.toml`` beats ``.mcp.json``.
+``${VAR}`` references are kept verbatim at load; :func:`expand_server`
+expands them when the server is started, so an unset variable only fails the
+server that needs it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from reasonix.config.expand import Lookup, expand_vars
+from reasonix.config.layers import Layer, check_fields, check_type
+from reasonix.config.model import McpServerConfig
+from reasonix.config.schema import MCP_CONCURRENCY, MCP_TYPES
+from reasonix.errors import ConfigError
+
+__all__ = ["expand_server", "merge_servers", "read_mcp_json", "servers_from_toml"]
+
+_FIELDS = {
+    "name": "str",
+    "type": "str",
+    "transport": "str",
+    "command": "str",
+    "args": "list[str]",
+    "env": "dict[str]",
+    "url": "str",
+    "headers": "dict[str]",
+    "concurrency": "str",
+    "startup_timeout_seconds": "float",
+    "enabled": "bool",
+}
+
+
+def _build(values: dict[str, Any], source: str, fail: Any) -> McpServerConfig:
+    """Turn checked field values into a server; ``fail(message, key)`` makes the error."""
+    if "transport" in values:
+        if "type" in values and values["type"] != values["transport"]:
+            raise fail("type and transport disagree; set only one", "transport")
+        values["type"] = values.pop("transport")
+    if "type" not in values:
+        # Claude Code's rule: a command means stdio, a bare url means HTTP.
+        if values.get("command"):
+            values["type"] = "stdio"
+        elif values.get("url"):
+            values["type"] = "http"
+        else:
+            raise fail("needs either command (stdio) or url (http/sse)", "command")
+    if values["type"] not in MCP_TYPES:
+        raise fail(
+            f"unknown MCP transport {values['type']!r}: expected one of {', '.join(MCP_TYPES)}",
+            "type",
+        )
+    if values["type"] == "stdio" and not values.get("command"):
+        raise fail("a stdio server needs a command", "command")
+    if values["type"] != "stdio" and not values.get("url"):
+        raise fail(f"a {values['type']} server needs a url", "url")
+    if values.get("concurrency", "") not in MCP_CONCURRENCY:
+        raise fail("concurrency must be serial or parallel", "concurrency")
+    return McpServerConfig(**values, source=source)
+
+
+def servers_from_toml(layer: Layer, warnings: list[str]) -> list[McpServerConfig]:
+    """Servers declared in one TOML file (``[[mcp.servers]]`` then ``[[plugins]]``)."""
+    out: list[McpServerConfig] = []
+    mcp = layer.data.get("mcp")
+    if mcp is not None and not isinstance(mcp, dict):
+        raise layer.error("expected a table [mcp]", "", "mcp")
+    sections = [("mcp.servers", (mcp or {}).get("servers")), ("plugins", layer.data.get("plugins"))]
+    for table, entries in sections:
+        if entries is None:
+            continue
+        if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
+            raise layer.error(f"expected an array of tables [[{table}]]", "", table)
+        for index, entry in enumerate(entries):
+
+            def fail(
+                message: str,
+                key: str,
+                index: int = index,
+                table: str = table,
+                entry: dict[str, Any] = entry,
+            ) -> ConfigError:
+                name = entry.get("name")
+                prefix = f"MCP server {name!r}: " if isinstance(name, str) else ""
+                return layer.error(prefix + message, table, key, index)
+
+            values = check_fields(layer, table, index, entry, _FIELDS, warnings)
+            if not values.get("name"):
+                raise fail("every MCP server needs a name", "name")
+            out.append(_build(values, layer.name, fail))
+    return out
+
+
+def read_mcp_json(path: Path, warnings: list[str]) -> list[McpServerConfig]:
+    """Servers from a Claude Code style ``.mcp.json``; a missing file gives none."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return []
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read: {exc}", file=str(path)) from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"invalid JSON: {exc.msg}", file=str(path), line=exc.lineno) from None
+    servers = data.get("mcpServers") if isinstance(data, dict) else None
+    if not isinstance(servers, dict):
+        raise ConfigError(
+            'expected an object {"mcpServers": {...}}', file=str(path), key="mcpServers"
+        )
+    out: list[McpServerConfig] = []
+    for name, entry in servers.items():
+
+        def fail(message: str, key: str, name: str = name) -> ConfigError:
+            return ConfigError(
+                f"MCP server {name!r}: {message}", file=str(path), key=f"mcpServers.{name}.{key}"
+            )
+
+        if not isinstance(entry, dict):
+            raise fail("expected an object", "")
+        values: dict[str, Any] = {"name": name}
+        for key, value in entry.items():
+            kind = _FIELDS.get(key)
+            if kind is None or key == "name":
+                warnings.append(f"{path}: unknown key mcpServers.{name}.{key} (ignored)")
+                continue
+            layer = Layer(str(path), {}, "", path)
+            try:
+                values[key] = check_type(layer, "", key, value, kind)
+            except ConfigError as exc:
+                raise fail(exc.detail, key) from None
+        out.append(_build(values, str(path), fail))
+    return out
+
+
+def merge_servers(*groups: list[McpServerConfig]) -> list[McpServerConfig]:
+    """Merge groups given lowest precedence first; a later same-name entry replaces."""
+    merged: dict[str, McpServerConfig] = {}
+    for group in groups:
+        for server in group:
+            merged.pop(server.name, None)  # the winner takes the later position
+            merged[server.name] = server
+    return list(merged.values())
+
+
+def expand_server(server: McpServerConfig, lookup: Lookup | Mapping[str, str]) -> McpServerConfig:
+    """A copy of ``server`` with ``${VAR}`` expanded in command, args, env, url and headers.
+
+    An unset variable without a default raises ConfigError naming the
+    variable and the server (D22).
+    """
+    where = f"MCP server {server.name!r}"
+
+    def x(text: str, key: str) -> str:
+        return expand_vars(text, lookup, where, file=server.source or None, key=key)
+
+    return dataclasses.replace(
+        server,
+        command=x(server.command, "command"),
+        args=[x(a, "args") for a in server.args],
+        env={k: x(v, f"env.{k}") for k, v in server.env.items()},
+        url=x(server.url, "url"),
+        headers={k: x(v, f"headers.{k}") for k, v in server.headers.items()},
+    )

@@ -1,0 +1,111 @@
+"""Where Reasonix keeps its files (CFG-2, CFG-3, CFG-4).
+
+Home holds configuration and provider keys; state (sessions, archives,
+memory) and cache may be moved elsewhere by their own variables. Every
+function reads the environment on each call so tests and subprocesses that
+change ``REASONIX_HOME`` see the change at once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from pathlib import Path
+
+__all__ = [
+    "CONTROL_VARIABLES",
+    "cache_dir",
+    "env_path",
+    "home_dir",
+    "project_config_path",
+    "project_env_path",
+    "project_mcp_path",
+    "project_slug",
+    "sessions_dir",
+    "state_dir",
+    "user_config_path",
+]
+
+# Variables that steer where Reasonix reads and writes; a project .env may not set them (CFG-7).
+CONTROL_VARIABLES = frozenset({"REASONIX_HOME", "REASONIX_STATE_HOME", "XDG_CONFIG_HOME"})
+
+
+def home_dir() -> Path:
+    """The Reasonix home: ``$REASONIX_HOME``, else ``~/.reasonix``.
+
+    On Windows the default is ``%APPDATA%\\reasonix`` (CFG-2).
+    """
+    override = os.environ.get("REASONIX_HOME")
+    if override:
+        return Path(override).expanduser()
+    if os.name == "nt":
+        appdata = os.environ.get("APPDATA")
+        if appdata:
+            return Path(appdata) / "reasonix"
+    return Path.home() / ".reasonix"
+
+
+def state_dir() -> Path:
+    """Root for sessions, archives and memory: ``$REASONIX_STATE_HOME``, else the home."""
+    override = os.environ.get("REASONIX_STATE_HOME")
+    if override:
+        return Path(override).expanduser()
+    return home_dir()
+
+
+def cache_dir() -> Path:
+    """Disposable data: ``$REASONIX_CACHE_HOME``, else ``<home>/cache``."""
+    override = os.environ.get("REASONIX_CACHE_HOME")
+    if override:
+        return Path(override).expanduser()
+    return home_dir() / "cache"
+
+
+def user_config_path() -> Path:
+    """The global config file, ``<home>/config.toml``."""
+    return home_dir() / "config.toml"
+
+
+def env_path() -> Path:
+    """The provider-key file, ``<home>/.env`` (CFG-6)."""
+    return home_dir() / ".env"
+
+
+def project_config_path(cwd: Path) -> Path:
+    """The project config file, ``<cwd>/reasonix.toml``."""
+    return Path(cwd) / "reasonix.toml"
+
+
+def project_env_path(cwd: Path) -> Path:
+    """The project ``.env`` used only for ``${VAR}`` expansion (CFG-7)."""
+    return Path(cwd) / ".env"
+
+
+def project_mcp_path(cwd: Path) -> Path:
+    """The project ``.mcp.json`` (Claude Code ``mcpServers`` schema, MCP-21)."""
+    return Path(cwd) / ".mcp.json"
+
+
+def sessions_dir(workspace: Path) -> Path:
+    """``<state>/sessions/<slug>`` for one workspace."""
+    return state_dir() / "sessions" / project_slug(workspace)
+
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+_SLUG_TAIL = 48  # keep the end of long paths: the project name is the readable part
+
+
+def project_slug(path: Path | str) -> str:
+    """A stable, filesystem-safe, readable name for a workspace path.
+
+    ``/home/ann/src/My App`` becomes ``home-ann-src-My-App-1a2b3c4d``: the
+    readable part may collide after sanitising (``a b`` vs ``a_b``), so a
+    short hash of the exact absolute path keeps slugs distinct.
+    """
+    absolute = os.path.abspath(os.fspath(path))
+    readable = _UNSAFE.sub("-", absolute).strip("-.") or "root"
+    if len(readable) > _SLUG_TAIL:
+        readable = readable[-_SLUG_TAIL:].lstrip("-.") or "root"
+    digest = hashlib.sha256(absolute.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+    return f"{readable}-{digest}"

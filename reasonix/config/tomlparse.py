@@ -1,0 +1,98 @@
+"""Reading TOML: stdlib ``tomllib`` (3.11+) or ``tomli`` (3.10), with line numbers.
+
+Parse errors become :class:`ConfigError` carrying the file and line; the
+decoder only reports the line inside its message before 3.14, so it is parsed
+from there. :func:`find_key_line` locates a key in the text for errors that
+are found after parsing (a value out of range, a wrong type).
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from typing import Any
+
+from reasonix.errors import ConfigError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.10 only
+    import tomli as tomllib
+
+__all__ = ["TOMLDecodeError", "find_key_line", "loads", "split_header"]
+
+TOMLDecodeError = tomllib.TOMLDecodeError
+
+_AT_LINE = re.compile(r"\s*\(at line (\d+), column (\d+)\)\s*$")
+_AT_END = re.compile(r"\s*\(at end of document\)\s*$")
+_HEADER = re.compile(r"^\s*(\[\[?)\s*([^\[\]]+?)\s*(\]\]?)\s*(#.*)?$")
+_KEYVAL = re.compile(
+    r"""^\s*((?:[A-Za-z0-9_-]+|"[^"]*"|'[^']*')(?:\s*\.\s*(?:[A-Za-z0-9_-]+|"[^"]*"|'[^']*'))*)\s*="""
+)
+
+
+def loads(text: str, file: str) -> dict[str, Any]:
+    """Parse ``text``; a syntax error becomes ConfigError(file=, line=)."""
+    try:
+        data: dict[str, Any] = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        message = str(exc)
+        line: int | None = getattr(exc, "lineno", None)
+        match = _AT_LINE.search(message)
+        if match:
+            line = line or int(match.group(1))
+            message = message[: match.start()]
+        elif _AT_END.search(message):
+            line = line or text.count("\n") + 1
+            message = _AT_END.sub("", message)
+        if hasattr(exc, "msg"):  # 3.14 keeps the bare message apart
+            message = str(exc.msg)
+        raise ConfigError(f"invalid TOML: {message}", file=file, line=line) from None
+    return data
+
+
+def _split_dotted(key: str) -> list[str]:
+    parts = re.findall(r"""[A-Za-z0-9_-]+|"[^"]*"|'[^']*'""", key)
+    return [p[1:-1] if p[:1] in "\"'" else p for p in parts]
+
+
+def split_header(line: str) -> tuple[str, bool] | None:
+    """``(table name, is_array)`` when ``line`` is a table header, else None."""
+    match = _HEADER.match(line)
+    if not match or len(match.group(1)) != len(match.group(3)):
+        return None
+    return ".".join(_split_dotted(match.group(2))), match.group(1) == "[["
+
+
+def key_of(line: str) -> list[str] | None:
+    """The dotted key parts when ``line`` starts a ``key = value`` pair."""
+    match = _KEYVAL.match(line)
+    return _split_dotted(match.group(1)) if match else None
+
+
+def find_key_line(text: str, table: str, key: str, index: int | None = None) -> int | None:
+    """1-based line of ``key`` in ``table`` (``""`` = top level), or None.
+
+    ``index`` selects the n-th ``[[table]]`` for arrays of tables. Dotted
+    forms (``agent.compact_ratio = …`` at the top level) are found too. Lines
+    inside multi-line strings may rarely confuse this; it only feeds messages.
+    """
+    current = ""
+    occurrence = -1
+    want = table.split(".") if table else []
+    for number, line in enumerate(text.splitlines(), start=1):
+        header = split_header(line)
+        if header is not None:
+            current = header[0]
+            if header[1] and current == table:
+                occurrence += 1
+            continue
+        parts = key_of(line)
+        if parts is None:
+            continue
+        scope = current.split(".") if current else []
+        if index is not None and (current != table or occurrence != index):
+            continue
+        if scope + parts == [*want, key]:
+            return number
+    return None
