@@ -10,12 +10,13 @@ __all__ = ["__version__"]
 
 
 def _read_version() -> str:
-    # The build step writes reasonix/_version.py; a source checkout has none.
+    # build_zipapp.py writes reasonix/_version.py into the archive; a source
+    # checkout has none.
     try:
-        from reasonix._version import VERSION
+        from reasonix._version import VERSION  # type: ignore[import-not-found,unused-ignore]
     except ImportError:
         return "0+unknown"
-    return VERSION
+    return str(VERSION)
 
 
 __version__ = _read_version()

@@ -29,6 +29,7 @@ __all__ = [
     "canonicalize_schema",
     "clip_content",
     "register_builtin",
+    "unregister_builtin",
 ]
 
 CONTENT_LIMIT_BYTES = 32768  # D18: what the provider may see of one tool result
@@ -153,6 +154,12 @@ def register_builtin(factory: Callable[[], Tool] | Tool, name: str | None = None
         tool_name = name or maker().name
     with _builtin_lock:
         _builtins[tool_name] = maker
+
+
+def unregister_builtin(name: str) -> None:
+    """Forget a registered built-in (tests and plugin unloading)."""
+    with _builtin_lock:
+        _builtins.pop(name, None)
 
 
 def builtin_names() -> list[str]:

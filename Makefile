@@ -1,0 +1,52 @@
+# Reasonix developer commands. `make test` and `make run` do all set-up on a
+# fresh machine (they create .venv and install the dev tools first).
+
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+PYZ    := dist/reasonix.pyz
+
+.PHONY: test build run bench lint fmt contract clean venv
+
+venv: $(STAMP)
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[dev]'
+	touch $(STAMP)
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff format --check reasonix tests bench scripts build_zipapp.py
+	$(VENV)/bin/ruff check reasonix tests bench scripts build_zipapp.py
+	$(VENV)/bin/mypy
+
+fmt: $(STAMP)
+	$(VENV)/bin/ruff format reasonix tests bench scripts build_zipapp.py
+	$(VENV)/bin/ruff check --fix reasonix tests bench scripts build_zipapp.py
+
+build: $(STAMP)
+	$(PY) build_zipapp.py
+
+test: lint
+	$(PY) -m pytest --ignore=tests/e2e
+	$(PY) build_zipapp.py
+	$(PY) -m pytest tests/e2e
+
+run: build
+	$(PY) $(PYZ)
+
+contract: $(STAMP)
+	$(PY) scripts/gen_contract.py
+
+bench: build
+	$(PY) bench/startup.py
+	-$(PY) bench/sse.py
+	-$(PY) bench/grep.py
+	-$(PY) bench/task.py
+	-$(PY) bench/bm25.py
+	-$(PY) bench/tokens.py
+
+clean:
+	rm -rf dist build .mypy_cache .ruff_cache .pytest_cache

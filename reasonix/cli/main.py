@@ -1,0 +1,154 @@
+"""The ``reasonix`` command: dispatch, help, version and the one error boundary.
+
+Subcommands live in ``reasonix/cli/<name>_cmd.py`` and are imported only when
+used, so ``--version`` and ``--help`` import almost nothing. Every library
+error is turned into a message and an exit code here and nowhere else:
+0 ok, 1 runtime error, 2 usage or configuration error.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+__all__ = ["COMMANDS", "PLACEHOLDERS", "entry", "main"]
+
+# name -> (module, one-line help). Order is the order shown in --help.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "run": ("reasonix.cli.run_cmd", "run one task headless (PROMPT or stdin)"),
+    "config": ("reasonix.cli.config_cmd", "show or change settings (compact-ratio)"),
+    "mcp": ("reasonix.cli.mcp_cmd", "list, add, remove and authorise MCP servers"),
+    "memory": ("reasonix.cli.memory_cmd", "inspect and manage remembered facts"),
+    "permission": ("reasonix.cli.permission_cmd", "debug: show the permission decision"),
+}
+
+# Commands of DESIGN.md §4 that later issues implement: name -> (help, area).
+PLACEHOLDERS: dict[str, tuple[str, str]] = {
+    "setup": ("provider setup wizard", "setup wizard"),
+    "serve": ("browser frontend over HTTP", "serve (browser UI)"),
+    "subagent": ("try or run a sub-agent profile", "sub-agents"),
+    "remote": ("Remote-SSH hosts, forwards and files", "Remote-SSH"),
+}
+
+_CHAT_MODULE = "reasonix.cli.chat_cmd"
+_RUN_MODULE = "reasonix.cli.run_cmd"
+
+_USAGE = """\
+usage: reasonix [--version] [--help] [-p PROMPT] [COMMAND] [ARGS …]
+
+Reasonix — a terminal coding agent that drives LLMs through tools.
+
+  reasonix                     interactive chat in the current directory
+  reasonix -p PROMPT           print mode: run the task, print only the final answer
+  reasonix run [flags] PROMPT  one task, headless (see `reasonix run --help`)
+
+commands:
+{commands}
+
+options:
+  -h, --help     show this help and exit
+  -V, --version  print the version and exit
+
+Configuration: ./reasonix.toml, then <home>/config.toml (home = $REASONIX_HOME
+or ~/.reasonix); provider keys go in <home>/.env. Exit codes: 0 ok,
+1 runtime error, 2 usage or configuration error.
+"""
+
+
+def _help_text() -> str:
+    rows = [(name, text) for name, (_, text) in COMMANDS.items()]
+    rows += [(name, f"{text} (not implemented yet)") for name, (text, _) in PLACEHOLDERS.items()]
+    width = max(len(n) for n, _ in rows)
+    lines = [f"  {name.ljust(width)}  {text}" for name, text in rows]
+    return _USAGE.format(commands="\n".join(lines))
+
+
+def _version() -> str:
+    from reasonix import __version__
+
+    return __version__
+
+
+def _dispatch(module_name: str, prog: str, argv: list[str]) -> int:
+    import argparse
+    import importlib
+
+    module = importlib.import_module(module_name)
+    parser = argparse.ArgumentParser(prog=prog)
+    module.configure(parser)
+    args = parser.parse_args(argv)
+    code: int = module.execute(args)
+    return code
+
+
+def _route(argv: list[str]) -> int:
+    if not argv:
+        return _dispatch(_CHAT_MODULE, "reasonix", [])
+    first = argv[0]
+    if first in ("-V", "--version"):
+        print(f"reasonix {_version()}")
+        return 0
+    if first in ("-h", "--help", "help"):
+        print(_help_text(), end="")
+        return 0
+    if first.startswith("-") and any(a in ("-p", "--print") for a in argv):
+        return _dispatch(_RUN_MODULE, "reasonix", argv)
+    if first in COMMANDS:
+        module_name, _ = COMMANDS[first]
+        return _dispatch(module_name, f"reasonix {first}", argv[1:])
+    if first in PLACEHOLDERS:
+        _, area = PLACEHOLDERS[first]
+        print(f"reasonix: not implemented yet: {area}", file=sys.stderr)
+        return 2
+    if first.startswith("-"):
+        return _dispatch(_CHAT_MODULE, "reasonix", argv)
+    print(
+        f"reasonix: unknown command {first!r}; run `reasonix --help` for the list "
+        f'(to give a task, use `reasonix run "{first} …"` or `reasonix -p …`)',
+        file=sys.stderr,
+    )
+    return 2
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI with ``argv`` (default: sys.argv[1:]) and return the exit code."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    try:
+        return _route(args)
+    except KeyboardInterrupt:
+        print("reasonix: interrupted", file=sys.stderr)
+        return 130
+    except Exception as err:  # noqa: BLE001 - the one boundary that turns errors into exit codes
+        return _report(err)
+
+
+def _report(err: Exception) -> int:
+    from reasonix.errors import ConfigError, ReasonixError, UsageError
+
+    if isinstance(err, (ConfigError, UsageError)):
+        print(f"reasonix: {err}", file=sys.stderr)
+        return 2
+    if isinstance(err, ReasonixError):
+        print(f"reasonix: {err}", file=sys.stderr)
+        return 1
+    if isinstance(err, BrokenPipeError):
+        return 1
+    # An unexpected exception is our bug: say so plainly, without a traceback
+    # unless the user asked for one.
+    import os
+
+    if os.environ.get("REASONIX_DEBUG"):
+        import traceback
+
+        traceback.print_exc()
+    print(
+        f"reasonix: internal error: {type(err).__name__}: {err} "
+        "(set REASONIX_DEBUG=1 for a traceback)",
+        file=sys.stderr,
+    )
+    return 1
+
+
+def entry() -> None:
+    """Console-script entry point (``reasonix`` installed by pip)."""
+    sys.exit(main())

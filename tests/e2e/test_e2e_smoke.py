@@ -1,0 +1,156 @@
+"""The built .pyz: runs alone in an empty directory on every supported Python."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+from conftest import MINORS, ROOT, interpreter
+
+
+def git_describe() -> str:
+    out = subprocess.run(
+        ["git", "describe", "--tags", "--always", "--dirty"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    return out.stdout.strip() if out.returncode == 0 else "0+unknown"
+
+
+def lone_copy(pyz: Path, tmp_path: Path) -> tuple[Path, dict[str, str]]:
+    work = tmp_path / "work"
+    home = tmp_path / "home"
+    work.mkdir()
+    home.mkdir()
+    target = work / "reasonix.pyz"
+    shutil.copy2(pyz, target)
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home), "LANG": "C.UTF-8"}
+    return target, env
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("minor", MINORS)
+def test_version_alone_in_an_empty_dir(pyz: Path, tmp_path: Path, minor: str) -> None:
+    python = interpreter(minor)
+    target, env = lone_copy(pyz, tmp_path)
+    out = subprocess.run(
+        [python, target.name, "--version"],
+        cwd=target.parent,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == f"reasonix {git_describe()}"
+    assert sorted(p.name for p in target.parent.iterdir()) == ["reasonix.pyz"]
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("minor", MINORS)
+def test_toml_config_loads_on_every_python(pyz: Path, tmp_path: Path, minor: str) -> None:
+    """Python 3.10 has no tomllib: the vendored tomli must carry the config load."""
+    python = interpreter(minor)
+    target, env = lone_copy(pyz, tmp_path)
+    env["REASONIX_HOME"] = str(tmp_path / "rxhome")
+    (target.parent / "reasonix.toml").write_text("[agent]\ncompact_ratio = 0.75\n")
+    out = subprocess.run(
+        [python, target.name, "config", "compact-ratio"],
+        cwd=target.parent,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("0.75")
+
+
+@pytest.mark.e2e
+def test_help_lists_commands_and_runs_directly(pyz: Path) -> None:
+    out = subprocess.run([str(pyz), "--help"], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0
+    assert "run" in out.stdout and "config" in out.stdout
+
+
+@pytest.mark.e2e
+def test_archive_layout(pyz: Path) -> None:
+    assert pyz.read_bytes().startswith(b"#!/usr/bin/env python3\n")
+    assert os.access(pyz, os.X_OK)
+    with zipfile.ZipFile(pyz) as zf:
+        names = zf.namelist()
+        infos = zf.infolist()
+    assert "__main__.py" in names and "reasonix/_version.py" in names
+    assert any(n.startswith("_vendor/tomli/") for n in names)
+    assert not [n for n in names if n.startswith("tests/") or "__pycache__" in n]
+    assert not [n for n in names if n.endswith(".pyc")]
+    assert names == sorted(names)
+    assert {i.date_time for i in infos} == {(1980, 1, 1, 0, 0, 0)}
+
+
+@pytest.mark.e2e
+def test_build_is_deterministic(tmp_path: Path) -> None:
+    a, b = tmp_path / "a.pyz", tmp_path / "b.pyz"
+    for out in (a, b):
+        subprocess.run(
+            [sys.executable, "build_zipapp.py", "--output", str(out)],
+            cwd=ROOT,
+            check=True,
+            capture_output=True,
+        )
+    assert a.read_bytes() == b.read_bytes()
+
+
+@pytest.mark.e2e
+def test_version_falls_back_outside_git(tmp_path: Path) -> None:
+    src = tmp_path / "src"
+    shutil.copytree(
+        ROOT,
+        src,
+        ignore=shutil.ignore_patterns(".git", ".venv", "dist", "node_modules", ".ci", "tests"),
+    )
+    env = dict(os.environ, GIT_CEILING_DIRECTORIES=str(tmp_path))
+    subprocess.run(
+        [sys.executable, "build_zipapp.py"], cwd=src, check=True, capture_output=True, env=env
+    )
+    out = subprocess.run(
+        [sys.executable, str(src / "dist" / "reasonix.pyz"), "--version"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert out.stdout.strip() == "reasonix 0+unknown"
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize(
+    ("toml", "needle"),
+    [
+        ("[agent\ncompact_ratio = 0.7\n", "reasonix.toml"),
+        ("[agent]\ncompact_ratio = 0.9\n", "compact_ratio"),
+        ('[[providers]]\nname = "x"\nkind = "telepathy"\n', "kind"),
+    ],
+)
+def test_malformed_config_is_a_clear_error(
+    pyz: Path, tmp_path: Path, toml: str, needle: str
+) -> None:
+    target, env = lone_copy(pyz, tmp_path)
+    env["REASONIX_HOME"] = str(tmp_path / "rxhome")
+    (target.parent / "reasonix.toml").write_text(toml)
+    out = subprocess.run(
+        [sys.executable, target.name, "config", "compact-ratio"],
+        cwd=target.parent,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert out.returncode in (1, 2), out
+    assert needle in out.stderr and "reasonix.toml" in out.stderr
+    assert "Traceback" not in out.stderr
