@@ -1,0 +1,161 @@
+"""What a :class:`Runner` yields: small frozen events the frontends consume.
+
+The CLI, the chat view and ``serve`` only read these; none of them reaches
+into the agent (DESIGN §3). An :class:`ApprovalRequested` event is the one
+two-way event: the consumer answers it with :meth:`ApprovalRequested.answer`
+before asking for the next event; an unanswered request counts as "deny".
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from reasonix.cancel import Cancel
+from reasonix.provider.types import Usage
+
+__all__ = [
+    "ApprovalRequested",
+    "Done",
+    "Error",
+    "Event",
+    "Notice",
+    "ReasoningDelta",
+    "Runner",
+    "StepStart",
+    "TextDelta",
+    "ToolEnd",
+    "ToolStart",
+    "UsageReport",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class StepStart:
+    """A model request is about to be sent (``step`` counts from 1 within the run)."""
+
+    step: int
+
+
+@dataclass(frozen=True, slots=True)
+class TextDelta:
+    """A piece of the model's visible answer."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ReasoningDelta:
+    """A piece of the model's thinking text."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolStart:
+    """A tool call passed the gate and is about to run."""
+
+    call_id: str
+    name: str
+    arguments: str
+    read_only: bool
+
+
+@dataclass(frozen=True, slots=True)
+class ToolEnd:
+    """A tool call finished (or was refused); ``content`` is what the model sees."""
+
+    call_id: str
+    name: str
+    content: str
+    is_error: bool
+    seconds: float
+    blocked: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class UsageReport:
+    """Token usage of one model request."""
+
+    step: int
+    usage: Usage
+
+
+@dataclass(frozen=True, slots=True)
+class Notice:
+    """Something the user may want to know that is neither output nor failure."""
+
+    kind: str  # "retry_empty" | "max_steps" | "cancelled" | "compaction" | …
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Done:
+    """The run ended; ``result`` is the final answer text.
+
+    ``reason`` is ``complete`` (the model answered without tools),
+    ``max_steps`` (the tool-round budget ran out) or ``cancelled``.
+    """
+
+    result: str
+    reason: str
+    steps: int
+    usage: Usage
+
+
+@dataclass(frozen=True, slots=True)
+class Error:
+    """The run failed; ``error`` is the typed exception, ``message`` its text."""
+
+    error: BaseException
+    message: str
+
+
+@dataclass(frozen=True, eq=False)
+class ApprovalRequested:
+    """The permission gate wants a human decision about one call.
+
+    ``request`` is the permission layer's ApprovalRequest; the consumer calls
+    :meth:`answer` with an ApprovalChoice (or None to deny).
+    """
+
+    request: Any
+    _slot: list[Any] = field(default_factory=list, repr=False)
+    _ready: threading.Event = field(default_factory=threading.Event, repr=False)
+
+    def answer(self, choice: Any) -> None:
+        """Give the decision; the agent resumes with it."""
+        if not self._ready.is_set():
+            self._slot.append(choice)
+            self._ready.set()
+
+    def wait(self, cancel: Cancel) -> Any:
+        """The answer, or None if the run is cancelled first (used by the agent)."""
+        while not self._ready.wait(0.05):
+            if cancel.cancelled:
+                return None
+        return self._slot[0]
+
+
+Event = (
+    StepStart
+    | TextDelta
+    | ReasoningDelta
+    | ToolStart
+    | ToolEnd
+    | UsageReport
+    | Notice
+    | Done
+    | Error
+    | ApprovalRequested
+)
+
+
+class Runner(Protocol):
+    """Anything that turns one user input into a stream of events (Agent, Coordinator)."""
+
+    def run(self, user_input: str, cancel: Cancel) -> Iterator[Event]:
+        """Run one user turn; the last event is :class:`Done` or :class:`Error`."""
+        ...

@@ -1,0 +1,202 @@
+"""Running one response's tool calls: gate, parallel readers, ordered writers.
+
+Calls are taken in the model's order. A run of consecutive read-only calls
+forms a batch whose members run in parallel threads; a writer runs alone,
+after everything before it and before anything after it, so a read issued
+after a write sees the write. Every call passes the permission gate first;
+a refusal, an unknown tool or a crashing tool becomes a tool result the model
+can read (LOOP-5, ERR-3). Results come back in call order.
+
+This runs on a worker thread; it reports through ``emit`` so the agent's
+generator can yield the events (including approval requests) as they occur.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import queue
+import threading
+import time
+from collections.abc import Callable, Generator
+from typing import Any, Protocol
+
+from reasonix.cancel import Cancel
+from reasonix.provider.types import ToolCall
+from reasonix.tool import Registry, Tool, ToolContext, ToolResult
+
+from .events import ApprovalRequested, Event, ToolEnd, ToolStart
+
+__all__ = ["EventApprover", "GateLike", "run_calls", "run_in_worker"]
+
+Emit = Callable[[Event], None]
+
+
+class GateLike(Protocol):
+    """The permission gate as the agent uses it (reasonix.permission.Gate)."""
+
+    def check(self, tool_name: str, read_only: bool, args: dict[str, Any]) -> Any:
+        """An outcome with ``allowed`` (bool) and ``message`` (str)."""
+        ...
+
+
+class EventApprover:
+    """A Gate approver that turns each approval request into an ApprovalRequested event.
+
+    The agent points :attr:`emit` and :attr:`cancel` at the running turn; the
+    gate calls this from the tool worker thread, which then waits for the
+    consumer's answer (None — deny — when nobody answers or the turn ends).
+    """
+
+    def __init__(self) -> None:
+        self.emit: Emit | None = None
+        self.cancel: Cancel = Cancel()
+
+    def __call__(self, request: Any) -> Any:
+        if self.emit is None:
+            return None
+        event = ApprovalRequested(request)
+        self.emit(event)
+        return event.wait(self.cancel)
+
+
+def _parse(arguments: str) -> dict[str, Any]:
+    try:
+        value = json.loads(arguments or "{}")
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _execute(tool: Tool, call: ToolCall, ctx: ToolContext, emit: Emit) -> ToolResult:
+    emit(ToolStart(call.id, call.name, call.arguments, bool(tool.read_only)))
+    start = time.monotonic()
+    try:
+        result = tool.execute(call.arguments, ctx)
+    except Exception as err:  # noqa: BLE001 - a tool bug becomes a result, never a crash
+        result = ToolResult.error(f"{call.name}: internal error {type(err).__name__}: {err}")
+    if ctx.cancel.cancelled and not result.is_error:
+        result = ToolResult.error(f"{call.name}: cancelled by the user", partial=result.content)
+    emit(ToolEnd(call.id, call.name, result.content, result.is_error, time.monotonic() - start))
+    return result
+
+
+def _refuse(call: ToolCall, text: str, emit: Emit, *, blocked: bool = False) -> ToolResult:
+    emit(ToolEnd(call.id, call.name, text, True, 0.0, blocked=blocked))
+    return ToolResult.error(text)
+
+
+def _admit(
+    call: ToolCall, registry: Registry, gate: GateLike | None, cancel: Cancel, emit: Emit
+) -> Tool | ToolResult:
+    """The tool to run, or the result that replaces running it."""
+    if cancel.cancelled:
+        return _refuse(call, f"{call.name}: not run, the turn was cancelled", emit)
+    tool = registry.get(call.name)
+    if tool is None:
+        known = ", ".join(registry.names()) or "none"
+        return _refuse(call, f"unknown tool {call.name!r}; available tools: {known}", emit)
+    if gate is not None:
+        try:
+            outcome = gate.check(call.name, bool(tool.read_only), _parse(call.arguments))
+            allowed, message = bool(outcome.allowed), str(getattr(outcome, "message", ""))
+        except Exception as err:  # noqa: BLE001 - a gate failure must fail closed, not crash
+            allowed, message = False, f"permission check failed: {err}"
+        if not allowed:
+            reason = message or "denied by the permission policy"
+            return _refuse(call, f"blocked: {call.name} was not run ({reason})", emit, blocked=True)
+    return tool
+
+
+def run_calls(
+    calls: list[ToolCall],
+    registry: Registry,
+    gate: GateLike | None,
+    ctx: ToolContext,
+    cancel: Cancel,
+    emit: Emit,
+) -> list[ToolResult]:
+    """Run ``calls`` (readers in parallel batches, writers in order); results in call order."""
+    ctx = dataclasses.replace(ctx, cancel=cancel)
+    results: list[ToolResult | None] = [None] * len(calls)
+    i = 0
+    while i < len(calls):
+        batch = [i]
+        if _is_reader(registry, calls[i]):
+            while batch[-1] + 1 < len(calls) and _is_reader(registry, calls[batch[-1] + 1]):
+                batch.append(batch[-1] + 1)
+        admitted: list[tuple[int, Tool]] = []
+        for j in batch:
+            got = _admit(calls[j], registry, gate, cancel, emit)
+            if isinstance(got, ToolResult):
+                results[j] = got
+            else:
+                admitted.append((j, got))
+        _run_batch(admitted, calls, ctx, emit, results)
+        i = batch[-1] + 1
+    return [r if r is not None else ToolResult.error("not run") for r in results]
+
+
+def _is_reader(registry: Registry, call: ToolCall) -> bool:
+    tool = registry.get(call.name)
+    return tool is not None and bool(tool.read_only)
+
+
+def _run_batch(
+    admitted: list[tuple[int, Tool]],
+    calls: list[ToolCall],
+    ctx: ToolContext,
+    emit: Emit,
+    results: list[ToolResult | None],
+) -> None:
+    if len(admitted) == 1:
+        j, tool = admitted[0]
+        results[j] = _execute(tool, calls[j], ctx, emit)
+        return
+
+    def work(j: int, tool: Tool) -> None:
+        results[j] = _execute(tool, calls[j], ctx, emit)
+
+    threads = [threading.Thread(target=work, args=a, daemon=True) for a in admitted]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+
+
+def run_in_worker(
+    calls: list[ToolCall],
+    registry: Registry,
+    gate: GateLike | None,
+    ctx: ToolContext,
+    cancel: Cancel,
+    approver: EventApprover | None,
+) -> Generator[Event, None, list[ToolResult]]:
+    """:func:`run_calls` on a worker thread, yielding its events; returns the results.
+
+    The generator's consumer answers approval requests between events; one
+    left unanswered is denied. Closing the generator cancels the calls.
+    """
+    events: queue.Queue[Event | None] = queue.Queue()
+    results: list[ToolResult] = []
+    if approver is not None:
+        approver.emit, approver.cancel = events.put, cancel
+
+    def work() -> None:
+        try:
+            results.extend(run_calls(calls, registry, gate, ctx, cancel, events.put))
+        finally:
+            events.put(None)
+
+    worker = threading.Thread(target=work, name="reasonix-tools", daemon=True)
+    worker.start()
+    try:
+        while (event := events.get()) is not None:
+            yield event
+            if isinstance(event, ApprovalRequested):
+                event.answer(None)  # unanswered means deny; a no-op when answered
+    finally:
+        if worker.is_alive():
+            cancel.cancel("turn closed")
+        worker.join()
+    return results

@@ -1,0 +1,211 @@
+"""The agent loop: request → stream → tools → repeat (spec §3.4, LOOP-2).
+
+One :meth:`Agent.run` is one user turn. It appends the user message, then
+asks the model; text streams out as events; tool calls run (see
+:mod:`reasonix.agent.execute`) and their results are appended; the loop
+repeats until the model answers without tools, the tool-round budget (D5)
+runs out, or the cancel token fires. Every message goes to the session
+transcript as it is produced, so a killed process loses at most one line.
+
+Prefix-cache invariant: ``system`` and the tool schemas are fixed when the
+agent is built and the message list only ever grows, so each request is a
+byte-for-byte extension of the previous one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Generator, Iterator
+from typing import Any
+
+from reasonix.cancel import Cancel
+from reasonix.errors import Cancelled, ProviderError, ProviderStreamError, ReasonixError
+from reasonix.provider import Provider
+from reasonix.provider.types import ChunkKind, Message, Request, Role, ToolCall, ToolSchema
+from reasonix.tool import Registry, ToolContext
+
+from .events import (
+    Done,
+    Error,
+    Event,
+    Notice,
+    ReasoningDelta,
+    StepStart,
+    TextDelta,
+    UsageReport,
+)
+from .execute import EventApprover, GateLike, run_in_worker
+from .session import Session
+from .telemetry import Telemetry
+
+__all__ = ["AUTO_MAX_STEPS", "Agent"]
+
+AUTO_MAX_STEPS = 200  # D5: max_steps = 0 means this safety bound
+Prepare = Callable[[list[Message]], list[Message]]
+
+
+class _Stop(Exception):
+    """Ends a turn early; carries the reason and the final text (mini-swe-agent style)."""
+
+    def __init__(self, reason: str, result: str) -> None:
+        super().__init__(reason)
+        self.reason, self.result = reason, result
+
+
+class Agent:
+    """A single-model Runner over one session, one provider and one tool registry."""
+
+    def __init__(
+        self,
+        provider: Provider,
+        registry: Registry,
+        session: Session,
+        *,
+        model: str,
+        system: str,
+        tool_ctx: ToolContext,
+        gate: GateLike | None = None,
+        approver: EventApprover | None = None,
+        max_steps: int = 0,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+        effort: str = "",
+        instructions: str = "",
+        prepare: Prepare | None = None,
+    ) -> None:
+        self.provider, self.registry, self.session = provider, registry, session
+        self.model, self.system, self.tool_ctx = model, system, tool_ctx
+        self.gate, self.approver = gate, approver
+        self.max_steps = max_steps if max_steps > 0 else AUTO_MAX_STEPS
+        self.temperature, self.max_tokens, self.effort = temperature, max_tokens, effort
+        self.instructions = instructions
+        self.prepare = prepare  # the context manager's projection hook (compaction)
+        self.tools = [ToolSchema(**s) for s in registry.schemas()]  # frozen for the session
+        self.telemetry = Telemetry()
+        self.history = session.messages()
+        self._close_dangling_calls()
+
+    # -- transcript -------------------------------------------------------------
+    def _append(self, message: Message, raw: str = "") -> None:
+        self.history.append(message)
+        self.session.append_message(message, raw_content=raw)
+
+    def _close_dangling_calls(self) -> None:
+        """Answer tool calls left without results by a killed run, so the history is valid."""
+        last = next((m for m in reversed(self.history) if m.role is Role.ASSISTANT), None)
+        if last is None or not last.tool_calls:
+            return
+        answered = {m.tool_call_id for m in self.history if m.role is Role.TOOL}
+        for call in last.tool_calls:
+            if call.id not in answered:
+                text = f"{call.name}: interrupted, no result was recorded"
+                self._append(Message(Role.TOOL, text, tool_call_id=call.id, name=call.name))
+        self.session.sync()
+
+    # -- the turn ---------------------------------------------------------------
+    def run(self, user_input: str, cancel: Cancel) -> Iterator[Event]:
+        """Run one user turn, yielding events; ends with Done or Error."""
+        cancel = cancel.child()  # closing the generator cancels only this turn's work
+        steps = 0
+        try:
+            self._close_dangling_calls()  # a previous turn closed mid-tools left calls open
+            self._start_turn(user_input)
+            while True:
+                reply = yield from self._ask(cancel, steps + 1)
+                self._append(reply)
+                if not reply.tool_calls:
+                    raise _Stop("complete", reply.content)
+                yield from self._run_tools(reply.tool_calls, cancel)
+                self.session.sync()
+                steps += 1
+                if steps >= self.max_steps:
+                    yield Notice("max_steps", f"stopped after {steps} tool rounds (--max-steps)")
+                    raise _Stop("max_steps", reply.content)
+        except _Stop as stop:
+            yield Done(stop.result, stop.reason, steps, self.telemetry.total)
+        except Cancelled:
+            yield Notice("cancelled", "the turn was cancelled")
+            yield Done("", "cancelled", steps, self.telemetry.total)
+        except ReasonixError as err:
+            yield Error(err, str(err))
+        finally:
+            cancel.cancel("turn ended")  # stop any worker still attached to this turn
+            self.session.sync()
+
+    def _start_turn(self, user_input: str) -> None:
+        if not self.session.title:
+            self.session.set_title(user_input)
+        text = user_input
+        if self.instructions and not any(m.role is Role.USER for m in self.history):
+            text = self.instructions + "\n\n" + user_input  # once, in the first user turn
+        self._append(Message(Role.USER, text))
+        self.session.sync()
+
+    def _request(self) -> Request:
+        messages = list(self.history)
+        if self.prepare is not None:
+            messages = self.prepare(messages)
+        return Request(
+            model=self.model,
+            messages=messages,
+            system=self.system,
+            tools=self.tools,
+            temperature=self.temperature,
+            max_tokens=self.max_tokens,
+            effort=self.effort,
+        )
+
+    def _ask(self, cancel: Cancel, step: int) -> Generator[Event, None, Message]:
+        """Stream one model answer; an empty answer is retried once with the same request."""
+        request = self._request()
+        for attempt in range(2):
+            text: list[str] = []
+            reasoning: list[str] = []
+            calls: list[ToolCall] = []
+            meta: dict[str, Any] = {}
+            yield StepStart(step)
+            try:
+                for chunk in self.provider.stream(request, cancel):
+                    if chunk.kind is ChunkKind.TEXT:
+                        text.append(chunk.text)
+                        yield TextDelta(chunk.text)
+                    elif chunk.kind is ChunkKind.REASONING:
+                        reasoning.append(chunk.text)
+                        yield ReasoningDelta(chunk.text)
+                    elif chunk.kind is ChunkKind.TOOL_CALL and chunk.tool_call is not None:
+                        calls.append(chunk.tool_call)
+                    elif chunk.kind is ChunkKind.USAGE and chunk.usage is not None:
+                        self.telemetry.add_usage(chunk.usage)
+                        yield UsageReport(step, chunk.usage)
+                    elif chunk.kind is ChunkKind.DONE:
+                        meta = chunk.reasoning_meta
+                    elif chunk.kind is ChunkKind.ERROR:
+                        raise chunk.error or ProviderStreamError("the stream reported an error")
+                cancel.raise_if_cancelled()
+            except Cancelled:
+                if text or reasoning:  # keep what the user saw, so the history matches the screen
+                    partial = "".join(text) + "\n[cancelled by the user]"
+                    self._append(Message(Role.ASSISTANT, partial, reasoning="".join(reasoning)))
+                raise
+            if text or calls:
+                return Message(
+                    Role.ASSISTANT,
+                    "".join(text),
+                    calls,
+                    reasoning="".join(reasoning),
+                    reasoning_meta=meta,
+                )
+            if attempt == 0:
+                yield Notice("retry_empty", "the model sent an empty response; retrying once")
+        raise ProviderError("the model sent an empty response twice")
+
+    def _run_tools(self, calls: list[ToolCall], cancel: Cancel) -> Iterator[Event]:
+        """Run the calls (events stream out meanwhile), then append results in call order."""
+        results = yield from run_in_worker(
+            calls, self.registry, self.gate, self.tool_ctx, cancel, self.approver
+        )
+        self.telemetry.count("tool_calls", len(calls))
+        for call, result in zip(calls, results, strict=True):
+            tool_msg = Message(Role.TOOL, result.content, tool_call_id=call.id, name=call.name)
+            raw = result.raw_content if result.raw_content != result.content else ""
+            self._append(tool_msg, raw=raw)
+        cancel.raise_if_cancelled()

@@ -1,0 +1,72 @@
+"""The stable system prompt: base instructions plus an environment summary.
+
+Everything here is computed once per session and stored in the transcript's
+meta record, so every request of a session — and of a resumed one — starts
+with byte-identical text and the provider's prefix cache keeps hitting. Hence
+nothing that changes per turn (dates, times, git status) belongs here.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+from collections.abc import Sequence
+from pathlib import Path
+
+__all__ = ["BASE_PROMPT", "environment_summary", "find_git_root", "system_prompt"]
+
+BASE_PROMPT = """\
+You are Reasonix, a coding agent working in the user's terminal. You help with \
+software engineering tasks by reading, searching and editing files and by running \
+commands through the tools you are given.
+
+How to work:
+- Understand before you change: read the relevant code first; never guess file contents.
+- Make the smallest change that solves the task, in the existing style of the code.
+- Verify your work when you can (run the tests or the program) and report what you ran.
+- Independent read-only tool calls may be issued together in one response; they run in \
+parallel.
+- A tool result that reports an error or a refusal is information: adapt, do not repeat \
+the same call.
+- Stay inside the workspace unless the user asks otherwise.
+- When the task is done, answer with a short summary of what changed and what you \
+verified; do not call a tool in that final answer.
+
+Instructions from REASONIX.md / AGENTS.md / CLAUDE.md files, when present, arrive in \
+the first user message and apply to the whole session."""
+
+
+def find_git_root(start: Path) -> Path | None:
+    """The nearest directory at or above ``start`` holding ``.git``, or None."""
+    here = start.resolve()
+    for candidate in (here, *here.parents):
+        if (candidate / ".git").exists():
+            return candidate
+    return None
+
+
+def _shell() -> str:
+    if os.name == "nt":
+        return Path(os.environ.get("COMSPEC", "cmd.exe")).name
+    return Path(os.environ.get("SHELL", "/bin/sh")).name
+
+
+def environment_summary(workspace: Path, extra_dirs: Sequence[Path] = ()) -> str:
+    """OS, shell, workspace root, git yes/no and extra writable directories."""
+    system = platform.system() or os.name
+    lines = [
+        "<environment>",
+        f"os: {system} {platform.machine()}".rstrip(),
+        f"shell: {_shell()}",
+        f"workspace root: {workspace}",
+        f"git repository: {'yes' if find_git_root(workspace) else 'no'}",
+    ]
+    if extra_dirs:
+        lines.append("additional directories: " + ", ".join(str(d) for d in extra_dirs))
+    lines.append("</environment>")
+    return "\n".join(lines)
+
+
+def system_prompt(workspace: Path, extra_dirs: Sequence[Path] = (), base: str = "") -> str:
+    """The full system prompt for a new session."""
+    return (base or BASE_PROMPT) + "\n\n" + environment_summary(workspace, extra_dirs)

@@ -1,0 +1,404 @@
+"""Durable sessions: one append-only JSONL transcript per conversation (DESIGN §6).
+
+Layout: ``<state>/sessions/<project-slug>/<id>.jsonl`` plus ``<id>.lease``
+while a process writes it. Every line is one complete JSON record
+``{"type": …, …}``; known types are ``meta`` (first line: id, workspace,
+system prompt, model), ``title``, ``message`` (one canonical Message) and
+``end``; other layers add their own (the context manager's ``checkpoint``)
+and unknown types are kept verbatim.
+
+Durability: each record is written with one ``write`` call and flushed, so a
+killed process loses at most the line being written; :meth:`Session.sync`
+fsyncs at turn boundaries. Opening a transcript for writing truncates a torn
+last line. The lease (pid + process start time) stops a second live process
+from writing the same file; a lease left by a dead process is taken over.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import secrets
+import socket
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from reasonix.config.paths import sessions_dir
+from reasonix.errors import SessionError
+from reasonix.provider.types import Message, Role
+
+__all__ = [
+    "Session",
+    "SessionInfo",
+    "find_session",
+    "latest_session",
+    "list_sessions",
+    "make_title",
+    "read_records",
+]
+
+FORMAT_VERSION = 1
+_TITLE_LEN = 80  # long enough to recognise a task in a listing, short enough for one line
+
+
+@dataclass(frozen=True)
+class SessionInfo:
+    """What a listing shows about one stored session."""
+
+    id: str
+    path: Path
+    title: str
+    modified: float  # st_mtime, for ordering only
+
+
+def make_title(text: str) -> str:
+    """A one-line title from the first user message."""
+    line = " ".join(text.split())
+    return line if len(line) <= _TITLE_LEN else line[: _TITLE_LEN - 1] + "…"
+
+
+def new_session_id() -> str:
+    """A sortable, unique id: UTC timestamp plus random hex."""
+    return time.strftime("%Y%m%d-%H%M%S", time.gmtime()) + "-" + secrets.token_hex(3)
+
+
+# -- reading -------------------------------------------------------------------
+
+
+def _split_complete(data: bytes) -> tuple[list[bytes], int]:
+    """Complete lines of ``data`` and the byte length they cover (a torn tail is left out)."""
+    end = data.rfind(b"\n") + 1
+    return data[:end].splitlines(), end
+
+
+def read_records(path: Path) -> list[dict[str, Any]]:
+    """Every complete, parseable record of a transcript (read-only; nothing repaired)."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError as err:
+        raise SessionError(f"no session transcript at {path}") from err
+    lines, _ = _split_complete(data)
+    out: list[dict[str, Any]] = []
+    for raw in lines:
+        if not raw.strip():
+            continue
+        try:
+            rec = json.loads(raw)
+        except ValueError:
+            continue  # a garbled line must not make the whole session unloadable
+        if isinstance(rec, dict):
+            out.append(rec)
+    return out
+
+
+def _peek_title(path: Path) -> str:
+    # Titles sit near the top; read line by line so a listing of long sessions stays cheap.
+    try:
+        with path.open("rb") as fh:
+            for raw in fh:
+                if not raw.endswith(b"\n"):
+                    break
+                with contextlib.suppress(ValueError):
+                    rec = json.loads(raw)
+                    if isinstance(rec, dict) and rec.get("type") == "title":
+                        return str(rec.get("title", ""))
+    except OSError:
+        pass
+    return ""
+
+
+def list_sessions(workspace: Path) -> list[SessionInfo]:
+    """Sessions of ``workspace``, most recently modified first."""
+    root = sessions_dir(workspace)
+    if not root.is_dir():
+        return []
+    infos = []
+    for path in root.glob("*.jsonl"):
+        with contextlib.suppress(OSError):
+            infos.append(SessionInfo(path.stem, path, _peek_title(path), path.stat().st_mtime))
+    infos.sort(key=lambda i: (i.modified, i.id), reverse=True)
+    return infos
+
+
+def latest_session(workspace: Path) -> SessionInfo | None:
+    """The most recently modified session of ``workspace`` (``--continue``)."""
+    infos = list_sessions(workspace)
+    return infos[0] if infos else None
+
+
+def _describe(infos: list[SessionInfo], limit: int = 10) -> str:
+    rows = [f"  {i.id}  {i.title or '(untitled)'}" for i in infos[:limit]]
+    if len(infos) > limit:
+        rows.append(f"  … and {len(infos) - limit} more")
+    return "\n".join(rows)
+
+
+def find_session(workspace: Path, query: str) -> Path:
+    """Resolve ``--resume QUERY``: an exact id, a transcript path, or a unique title substring.
+
+    Raises :class:`SessionError` listing the candidates when nothing or more
+    than one session matches.
+    """
+    candidate = Path(query).expanduser()
+    if query.endswith(".jsonl") and candidate.is_file():
+        return candidate.resolve()
+    infos = list_sessions(workspace)
+    for info in infos:
+        if info.id == query:
+            return info.path
+    low = query.lower()
+    hits = [i for i in infos if low in i.title.lower() or low in i.id.lower()]
+    if len(hits) == 1:
+        return hits[0].path
+    if not hits:
+        listing = _describe(infos) if infos else "  (this project has no sessions yet)"
+        raise SessionError(f"no session matches {query!r}; sessions of this project:\n{listing}")
+    raise SessionError(
+        f"{len(hits)} sessions match {query!r}; be more specific:\n{_describe(hits)}"
+    )
+
+
+# -- the lease -----------------------------------------------------------------
+
+
+def _process_start(pid: int) -> str:
+    """A token that changes when ``pid`` is reused: /proc start ticks where available."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return ""
+    # The command name (field 2) may contain spaces and parentheses; fields after the last ")".
+    fields = stat[stat.rfind(")") + 2 :].split()
+    return fields[19] if len(fields) > 19 else ""
+
+
+def _pid_alive(pid: int) -> bool:
+    if pid <= 0:
+        return False
+    if os.name == "nt":  # os.kill(pid, 0) would terminate the process on Windows
+        import ctypes
+
+        kernel32 = ctypes.windll.kernel32  # type: ignore[attr-defined,unused-ignore]
+        handle = kernel32.OpenProcess(0x1000, False, pid)  # PROCESS_QUERY_LIMITED_INFORMATION
+        if not handle:
+            return False
+        code = ctypes.c_ulong()
+        kernel32.GetExitCodeProcess(handle, ctypes.byref(code))
+        kernel32.CloseHandle(handle)
+        return code.value == 259  # STILL_ACTIVE
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _lease_alive(info: dict[str, Any]) -> bool:
+    if info.get("host") not in (None, socket.gethostname()):
+        return True  # another machine sharing the state dir: we cannot tell, so stay safe
+    pid = int(info.get("pid") or 0)
+    if not _pid_alive(pid):
+        return False
+    start = str(info.get("start") or "")
+    return not start or start == _process_start(pid) or not _process_start(pid)
+
+
+class _Lease:
+    """An exclusive claim on one transcript, held by this process."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.token = secrets.token_hex(8)
+        me = {"pid": os.getpid(), "start": _process_start(os.getpid())}
+        self.body = json.dumps({**me, "host": socket.gethostname(), "token": self.token})
+
+    def acquire(self, session_id: str) -> None:
+        for _ in range(3):  # a stale lease is removed and the exclusive create retried
+            try:
+                fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            except FileExistsError:
+                self._check_holder(session_id)
+                continue
+            with os.fdopen(fd, "w") as fh:
+                fh.write(self.body)
+            return
+        raise SessionError(f"could not take the lease of session {session_id} ({self.path})")
+
+    def _check_holder(self, session_id: str) -> None:
+        try:
+            info = json.loads(self.path.read_text() or "{}")
+        except (OSError, ValueError):
+            info = {}  # half-written by a process that died while creating it
+        if isinstance(info, dict) and info and _lease_alive(info):
+            raise SessionError(
+                f"session {session_id} is in use by another Reasonix process "
+                f"(pid {info.get('pid')}); add --copy to continue it in a new session"
+            )
+        with contextlib.suppress(FileNotFoundError):
+            self.path.unlink()
+
+    def release(self) -> None:
+        with contextlib.suppress(OSError, ValueError):
+            if json.loads(self.path.read_text()).get("token") == self.token:
+                self.path.unlink()
+
+
+# -- the session ---------------------------------------------------------------
+
+
+class Session:
+    """One conversation's transcript, open for appending by this process.
+
+    Use :meth:`create` for a new session and :meth:`open` to continue one;
+    both hold the lease until :meth:`close`.
+    """
+
+    def __init__(self, path: Path, records: list[dict[str, Any]], lease: _Lease) -> None:
+        self.path = path
+        self.id = path.stem
+        self._records = records
+        self._lease = lease
+        self._fh: BinaryIO | None = path.open("ab")
+
+    # -- constructors ---------------------------------------------------------
+    @classmethod
+    def create(cls, workspace: Path, meta: dict[str, Any] | None = None) -> Session:
+        """Start a new session for ``workspace`` and write its meta record."""
+        root = sessions_dir(workspace)
+        root.mkdir(parents=True, exist_ok=True)
+        path = root / f"{new_session_id()}.jsonl"
+        lease = _Lease(path.with_suffix(".lease"))
+        lease.acquire(path.stem)
+        session = cls(path, [], lease)
+        head = {"type": "meta", "version": FORMAT_VERSION, "id": session.id}
+        head.update({"workspace": str(workspace), "created": time.time()})
+        session.append({**head, **(meta or {})})
+        session.sync()
+        return session
+
+    @classmethod
+    def open(cls, path: Path) -> Session:
+        """Continue the session stored at ``path``: take its lease, repair a torn tail."""
+        path = Path(path)
+        if not path.is_file():
+            raise SessionError(f"no session transcript at {path}")
+        lease = _Lease(path.with_suffix(".lease"))
+        lease.acquire(path.stem)
+        try:
+            _repair_tail(path)
+            return cls(path, read_records(path), lease)
+        except BaseException:
+            lease.release()
+            raise
+
+    def copy(self, workspace: Path) -> Session:
+        """A new session holding this one's records (``--copy``); this one is left untouched."""
+        meta = dict(self.meta)
+        meta.pop("id", None)
+        meta["copied_from"] = self.id
+        new = Session.create(workspace, meta)
+        for rec in self._records:
+            if rec.get("type") != "meta":
+                new.append(rec)
+        new.sync()
+        return new
+
+    # -- writing --------------------------------------------------------------
+    def append(self, record: dict[str, Any]) -> None:
+        """Write one record as a complete line and flush it to the OS."""
+        if self._fh is None:
+            raise SessionError(f"session {self.id} is closed")
+        line = json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
+        self._fh.write(line.encode("utf-8"))  # one write: a kill tears at most this line
+        self._fh.flush()
+        self._records.append(record)
+
+    def append_message(self, message: Message, raw_content: str = "") -> None:
+        """Append one canonical message; the first user message also sets the title.
+
+        ``raw_content`` keeps a tool's full local output next to the bounded
+        provider-visible content; it never reaches a request.
+        """
+        if message.role is Role.USER and not self.title:
+            self.set_title(message.content)
+        record: dict[str, Any] = {"type": "message", "message": message.to_dict()}
+        if raw_content:
+            record["raw_content"] = raw_content
+        self.append(record)
+
+    def set_title(self, text: str) -> None:
+        """Record the title shown by listings and matched by ``--resume``."""
+        self.append({"type": "title", "title": make_title(text)})
+
+    def sync(self) -> None:
+        """Make every appended record durable (called at turn boundaries)."""
+        if self._fh is not None:
+            os.fsync(self._fh.fileno())
+
+    def close(self) -> None:
+        """Sync, close the file and release the lease (idempotent)."""
+        if self._fh is not None:
+            with contextlib.suppress(OSError):
+                self.sync()
+            self._fh.close()
+            self._fh = None
+        self._lease.release()
+
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- reading --------------------------------------------------------------
+    def records(self) -> list[dict[str, Any]]:
+        """Every record in order (a copy of the list; records are shared)."""
+        return list(self._records)
+
+    def iter_type(self, kind: str) -> Iterator[dict[str, Any]]:
+        """Records of one type, in order."""
+        return (r for r in self._records if r.get("type") == kind)
+
+    def messages(self) -> list[Message]:
+        """The canonical conversation: every ``message`` record, in order."""
+        return [Message.from_dict(r["message"]) for r in self.iter_type("message")]
+
+    @property
+    def meta(self) -> dict[str, Any]:
+        """The first meta record (empty when the transcript has none)."""
+        return next(self.iter_type("meta"), {})
+
+    @property
+    def title(self) -> str:
+        """The latest title record, or ""."""
+        titles = [str(r.get("title", "")) for r in self.iter_type("title")]
+        return titles[-1] if titles else ""
+
+
+def _repair_tail(path: Path) -> None:
+    """Cut a torn last line (a write interrupted by a kill) so appends start clean."""
+    size = path.stat().st_size
+    if size == 0:
+        return
+    with path.open("rb+") as fh:
+        fh.seek(max(0, size - 1))
+        if fh.read(1) == b"\n":
+            return
+        # Scan back in blocks for the last newline; transcripts can be large.
+        pos, block = size, 65536
+        while pos > 0:
+            start = max(0, pos - block)
+            fh.seek(start)
+            data = fh.read(pos - start)
+            nl = data.rfind(b"\n")
+            if nl >= 0:
+                fh.truncate(start + nl + 1)
+                return
+            pos = start
+        fh.truncate(0)
