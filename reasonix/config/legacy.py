@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from reasonix.config.schema import LEGACY_AGENT_KEYS, LEGACY_UPDATE_KEYS
-from reasonix.config.tomledit import remove_keys, set_key
+from reasonix.config.tomledit import remove_keys, remove_table, set_key
 
 __all__ = [
     "drop_legacy_context_keys",
@@ -33,10 +33,11 @@ def find_legacy_context_keys(data: dict[str, Any]) -> list[tuple[str, str]]:
 def drop_legacy_context_keys(path: Path, data: dict[str, Any]) -> list[str]:
     """Remove retired context keys from ``path``; returns the dotted keys removed."""
     removed: list[str] = []
-    for table in ("", "agent"):
-        keys = [k for t, k in find_legacy_context_keys(data) if t == table]
-        if keys:
-            removed += [f"{table}.{k}" if table else k for k in remove_keys(path, table, keys)]
+    for table, key in find_legacy_context_keys(data):
+        dotted = f"{table}.{key}" if table else key
+        # A retired key may be a pair (``key = …``) or a whole ``[table]`` section.
+        if remove_keys(path, table, [key]) or remove_table(path, dotted):
+            removed.append(dotted)
     return removed
 
 

@@ -20,7 +20,7 @@ from reasonix.config.atomic import write_atomic
 from reasonix.config.tomlparse import key_of, loads, split_header
 from reasonix.errors import ConfigError
 
-__all__ = ["append_to_array", "dumps_value", "remove_keys", "set_key"]
+__all__ = ["append_to_array", "dumps_value", "remove_keys", "remove_table", "set_key"]
 
 _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+\Z")
 
@@ -239,6 +239,26 @@ def remove_keys(path: Path, table: str, keys: Iterable[str]) -> list[str]:
         del lines[start:end]
     _write(path, lines)
     return removed
+
+
+def remove_table(path: Path, table: str) -> bool:
+    """Remove the ``[table]`` section (header and body up to the next header).
+
+    Sub-tables (``[table.sub]``) are removed too. Returns True when the file changed.
+    """
+    path = Path(path)
+    _, lines, _ = _read(path)
+    keep: list[str] = []
+    dropping = False
+    for stmt in _statements(lines):
+        if stmt.header:
+            dropping = stmt.table == table or stmt.table.startswith(table + ".")
+        if not dropping:
+            keep += lines[stmt.start : stmt.end]
+    if len(keep) == len(lines):
+        return False
+    _write(path, keep)
+    return True
 
 
 def append_to_array(path: Path, table: str, key: str, item: str) -> bool:
