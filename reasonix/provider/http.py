@@ -1,0 +1,496 @@
+"""Streaming HTTP POST over urllib: timeouts, retries, prompt cancellation.
+
+One :class:`HTTPClient` call makes up to 1 + ``max_retries`` attempts (D20).
+An attempt counts as failed-before-output when it ends with HTTP 429/5xx, a
+connection error or a connect timeout before the first body byte arrived;
+only those are retried, after a full-jitter exponential backoff (or the
+server's ``Retry-After``). Once a body byte has been handed out nothing is
+retried: the caller gets :class:`StreamResponse` and every later failure is
+a :class:`~reasonix.errors.ProviderStreamError` (or ``Cancelled`` / timeout).
+
+Cancellation: each attempt registers ``cancel.on_cancel`` with a slot that
+holds the live socket; firing the token shuts the socket down, so a read
+blocked in another frame returns at once (PROV-19). Connecting polls in short
+slices for the same reason. The backoff wait is ``cancel.wait``.
+
+:func:`translate` is the single place where urllib / http.client / socket /
+ssl exceptions become typed Reasonix errors.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import errno
+import functools
+import http.client
+import json
+import random
+import select
+import socket
+import ssl
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from reasonix import __version__
+from reasonix.cancel import Cancel
+from reasonix.errors import (
+    Cancelled,
+    ProviderAPIError,
+    ProviderConnectionError,
+    ProviderError,
+    ProviderStreamError,
+    ProviderTimeout,
+    ReasonixError,
+)
+
+__all__ = [
+    "USER_AGENT",
+    "ConnectTimeout",
+    "HTTPClient",
+    "RetryPolicy",
+    "StreamResponse",
+    "Timeouts",
+    "parse_retry_after",
+    "translate",
+    "vendor_message",
+]
+
+USER_AGENT = f"reasonix/{__version__}"
+READ_SIZE = 65536
+ERROR_BODY_LIMIT = 65536  # an error page is never worth more than this
+REQUEST_ID_HEADERS = ("x-request-id", "request-id", "openai-request-id", "x-amzn-requestid")
+
+# sleep(seconds, cancel) -> True when the wait was cut short by the token.
+Sleep = Callable[[float, Cancel], bool]
+OnRetry = Callable[[int, float, ProviderError], None]
+
+
+def _cancel_wait(seconds: float, cancel: Cancel) -> bool:
+    return cancel.wait(seconds)
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """D20: at most 4 retries, base 1 s doubling, capped at 30 s, full jitter."""
+
+    max_retries: int = 4
+    base: float = 1.0
+    cap: float = 30.0
+    retry_after_cap: float = 60.0
+
+    def backoff(self, retry: int, rand: float) -> float:
+        """Delay before retry number ``retry`` (0-based) given a uniform [0,1) draw."""
+        return rand * min(self.cap, self.base * (2.0**retry))
+
+
+@dataclass(frozen=True)
+class Timeouts:
+    """Seconds: ``connect`` bounds TCP connect + TLS handshake; ``idle`` any one read."""
+
+    connect: float = 30.0
+    # Reasoning models can think for minutes behind a silent socket.
+    idle: float = 300.0
+
+
+class ConnectTimeout(ProviderTimeout):
+    """The TCP connect or TLS handshake did not finish in time (retryable)."""
+
+
+# -- error translation (the one place) -----------------------------------------
+
+
+def vendor_message(body: str) -> str:
+    """The human message inside a vendor error body (OpenAI, Anthropic, Responses, …)."""
+    text = body.strip()
+    try:
+        obj: Any = json.loads(text)
+    except ValueError:
+        return " ".join(text.split())[:300] or "(empty body)"
+    if isinstance(obj, list) and obj:  # some gateways wrap the error in a list
+        obj = obj[0]
+    if isinstance(obj, dict):
+        err = obj.get("error", obj)
+        if isinstance(err, str):
+            return err
+        if isinstance(err, dict):
+            msg = err.get("message") or err.get("msg") or err.get("detail")
+            kind = err.get("type") or err.get("code")
+            if msg:
+                return f"{kind}: {msg}" if isinstance(kind, str) and kind else str(msg)
+        for key in ("message", "detail", "msg"):
+            if obj.get(key):
+                return str(obj[key])
+    return " ".join(text.split())[:300]
+
+
+def parse_retry_after(value: str | None, *, now: float | None = None) -> float | None:
+    """Seconds to wait from a ``Retry-After`` header: delta-seconds or an HTTP date."""
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when is None:
+        return None
+    current = time.time() if now is None else now
+    return max(0.0, when.timestamp() - current)
+
+
+def _request_id(headers: Any) -> str | None:
+    if headers is None:
+        return None
+    for name in REQUEST_ID_HEADERS:
+        value = headers.get(name)
+        if value:
+            return str(value)
+    return None
+
+
+def _api_error(status: int, headers: Any, body: str) -> ProviderAPIError:
+    return ProviderAPIError(
+        status,
+        vendor_message(body),
+        request_id=_request_id(headers),
+        retry_after=parse_retry_after(headers.get("Retry-After") if headers else None),
+        body=body,
+    )
+
+
+def translate(exc: BaseException, *, where: str, streaming: bool) -> ReasonixError:
+    """Map a foreign exception to a typed error.
+
+    ``where`` names the endpoint for the message; ``streaming`` says whether
+    body bytes had already been delivered (then a broken connection is a
+    :class:`ProviderStreamError`, never a retryable connection error).
+    """
+    if isinstance(exc, ReasonixError):
+        return exc
+    if isinstance(exc, urllib.error.HTTPError):
+        return _api_error(exc.code, exc.headers, _read_error_body(exc))
+    reason: BaseException = exc
+    if isinstance(exc, urllib.error.URLError) and isinstance(exc.reason, BaseException):
+        reason = exc.reason
+    if isinstance(reason, TimeoutError):
+        what = "read" if streaming else "response"
+        return ProviderTimeout(f"{where}: no data within the {what} timeout ({reason})")
+    if isinstance(reason, ssl.SSLCertVerificationError):
+        return ProviderConnectionError(f"{where}: TLS certificate verification failed: {reason}")
+    if streaming:
+        if isinstance(reason, http.client.IncompleteRead):
+            return ProviderStreamError(f"{where}: stream cut off by the server")
+        return ProviderStreamError(f"{where}: stream broke: {_describe(reason)}")
+    return ProviderConnectionError(f"{where}: cannot connect: {_describe(reason)}")
+
+
+def _describe(exc: BaseException) -> str:
+    text = str(exc) or type(exc).__name__
+    return text if type(exc).__name__ in text else f"{type(exc).__name__}: {text}"
+
+
+def _read_error_body(resp: Any) -> str:
+    try:
+        with resp:
+            data = resp.read(ERROR_BODY_LIMIT)
+    except (OSError, http.client.HTTPException):
+        data = b""
+    return bytes(data or b"").decode("utf-8", "replace")
+
+
+# -- sockets that a cancel token can interrupt -----------------------------------
+
+
+class _SocketSlot:
+    """Holds the attempt's live socket so a cancel callback can shut it down."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._sock: socket.socket | None = None
+        self.aborted = False
+        self.connected = False  # TCP connect and TLS handshake both done
+
+    def attach(self, sock: socket.socket) -> None:
+        with self._lock:
+            self._sock = sock
+            aborted = self.aborted
+        if aborted:
+            _shutdown(sock)
+
+    def abort(self) -> None:
+        with self._lock:
+            self.aborted = True
+            sock = self._sock
+        if sock is not None:
+            _shutdown(sock)
+
+
+def _shutdown(sock: socket.socket) -> None:
+    # The base-class shutdown on the fd wakes a blocked recv in another thread
+    # without closing the fd under it (the owner closes) and, for an SSLSocket,
+    # without tearing down its SSL object mid-read.
+    try:
+        socket.socket.shutdown(sock, socket.SHUT_RDWR)
+    except OSError:
+        pass
+
+
+_IN_PROGRESS = {errno.EINPROGRESS, errno.EWOULDBLOCK, errno.EAGAIN, 10035}  # 10035: WSAEWOULDBLOCK
+_POLL = 0.05  # seconds between cancel checks while a connect is pending
+
+
+def _connect(address: tuple[str, int], timeout: float, slot: _SocketSlot) -> socket.socket:
+    """socket.create_connection, but abortable by the slot while connecting."""
+    host, port = address
+    last: OSError | None = None
+    deadline = time.monotonic() + timeout
+    for family, kind, proto, _, addr in socket.getaddrinfo(host, port, 0, socket.SOCK_STREAM):
+        sock = socket.socket(family, kind, proto)
+        try:
+            sock.setblocking(False)
+            rc = sock.connect_ex(addr)
+            while rc != 0:
+                if rc not in _IN_PROGRESS:
+                    raise OSError(rc, errno.errorcode.get(rc, "connect failed"))
+                if slot.aborted:
+                    raise Cancelled("cancelled while connecting")
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise TimeoutError(f"connect to {host}:{port} timed out")
+                _, writable, failed = select.select([], [sock], [sock], min(_POLL, left))
+                if writable or failed:
+                    rc = sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
+                    if rc == 0:
+                        break
+                    raise OSError(rc, errno.errorcode.get(rc, "connect failed"))
+            sock.settimeout(timeout)
+            slot.attach(sock)
+            return sock
+        except TimeoutError:
+            sock.close()
+            raise
+        except OSError as e:
+            sock.close()
+            last = e
+        except BaseException:
+            sock.close()
+            raise
+    raise last or OSError(f"cannot resolve {host}")
+
+
+class _ConnMixin:
+    """Connects through :func:`_connect`, then switches to the idle timeout."""
+
+    sock: Any
+
+    def __init__(self, *args: Any, slot: _SocketSlot, idle: float, **kw: Any) -> None:
+        super().__init__(*args, **kw)
+        self._slot = slot
+        self._idle = idle
+        # http.client looks this attribute up in connect(); it is the documented-by-
+        # source hook for swapping socket.create_connection.
+        self._create_connection = self._open
+
+    def _open(
+        self, address: tuple[str, int], timeout: float = 30.0, source: Any = None
+    ) -> socket.socket:
+        return _connect(address, timeout, self._slot)
+
+    def connect(self) -> None:
+        super().connect()  # type: ignore[misc]
+        self._slot.attach(self.sock)  # an SSLSocket replaces the plain one
+        self._slot.connected = True
+        self.sock.settimeout(self._idle)
+
+
+class _Conn(_ConnMixin, http.client.HTTPConnection):
+    pass
+
+
+class _TLSConn(_ConnMixin, http.client.HTTPSConnection):
+    pass
+
+
+class _HTTPHandler(urllib.request.HTTPHandler):
+    def __init__(self, slot: _SocketSlot, idle: float) -> None:
+        super().__init__()
+        self._make = functools.partial(_Conn, slot=slot, idle=idle)
+
+    def http_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
+        return self.do_open(self._make, req)  # type: ignore[arg-type]
+
+
+class _HTTPSHandler(urllib.request.HTTPSHandler):
+    def __init__(self, slot: _SocketSlot, idle: float, context: ssl.SSLContext) -> None:
+        super().__init__(context=context)
+        self._tls = context
+        self._make = functools.partial(_TLSConn, slot=slot, idle=idle)
+
+    def https_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
+        return self.do_open(self._make, req, context=self._tls)  # type: ignore[arg-type]
+
+
+# -- the client ------------------------------------------------------------------
+
+
+class StreamResponse:
+    """An open 200 response whose body is read incrementally with :meth:`chunks`."""
+
+    def __init__(
+        self,
+        resp: http.client.HTTPResponse,
+        first: bytes,
+        slot: _SocketSlot,
+        unregister: Callable[[], None],
+        cancel: Cancel,
+        where: str,
+    ) -> None:
+        self._resp = resp
+        self._first = first
+        self._slot = slot
+        self._unregister = unregister
+        self._cancel = cancel
+        self._where = where
+        self.status = resp.status
+        self.headers = resp.headers
+        self.request_id = _request_id(resp.headers)
+
+    def chunks(self) -> Iterator[bytes]:
+        """Body bytes as they arrive; raises Cancelled / ProviderTimeout / ProviderStreamError."""
+        if self._first:
+            first, self._first = self._first, b""
+            yield first
+        while True:
+            try:
+                data = self._resp.read1(READ_SIZE)
+            except Exception as e:
+                if self._slot.aborted or self._cancel.cancelled:
+                    raise Cancelled(self._cancel.reason or "cancelled") from None
+                raise translate(e, where=self._where, streaming=True) from e
+            if self._slot.aborted or self._cancel.cancelled:
+                raise Cancelled(self._cancel.reason or "cancelled")
+            if not data:
+                return
+            yield data
+
+    def close(self) -> None:
+        """Release the socket and the cancel registration (idempotent)."""
+        self._unregister()
+        self._resp.close()
+
+    def __enter__(self) -> StreamResponse:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class HTTPClient:
+    """POSTs JSON and returns a streaming response, retrying per :class:`RetryPolicy`.
+
+    ``sleep`` (default: ``cancel.wait``) and ``rand`` (default: ``random.random``)
+    are injectable so tests run without real waits. ``on_retry(attempt, delay,
+    error)`` is told about each retry before its wait (for status lines).
+    """
+
+    def __init__(
+        self,
+        *,
+        retry: RetryPolicy | None = None,
+        timeouts: Timeouts | None = None,
+        sleep: Sleep | None = None,
+        rand: Callable[[], float] | None = None,
+        on_retry: OnRetry | None = None,
+        ssl_context: ssl.SSLContext | None = None,
+    ) -> None:
+        self.retry = retry or RetryPolicy()
+        self.timeouts = timeouts or Timeouts()
+        self._sleep = sleep or _cancel_wait
+        self._rand = rand or random.random
+        self.on_retry = on_retry
+        self._ssl = ssl_context or ssl.create_default_context()
+
+    def post_stream(
+        self, url: str, headers: Mapping[str, str], body: bytes, cancel: Cancel
+    ) -> StreamResponse:
+        """POST ``body`` to ``url``; return once the first body byte has arrived."""
+        retry = 0
+        while True:
+            cancel.raise_if_cancelled()
+            try:
+                return self._attempt(url, headers, body, cancel)
+            except ProviderError as e:
+                if not _retryable(e) or retry >= self.retry.max_retries:
+                    raise
+                delay = self.retry.backoff(retry, self._rand())
+                if isinstance(e, ProviderAPIError) and e.retry_after is not None:
+                    delay = min(e.retry_after, self.retry.retry_after_cap)
+                if self.on_retry is not None:
+                    self.on_retry(retry + 1, delay, e)
+                if self._sleep(delay, cancel) or cancel.cancelled:
+                    raise Cancelled(cancel.reason or "cancelled") from None
+                retry += 1
+
+    def _attempt(
+        self, url: str, headers: Mapping[str, str], body: bytes, cancel: Cancel
+    ) -> StreamResponse:
+        where = _endpoint(url)
+        slot = _SocketSlot()
+        unregister = cancel.on_cancel(slot.abort)
+        opener = urllib.request.build_opener(
+            _HTTPHandler(slot, self.timeouts.idle),
+            _HTTPSHandler(slot, self.timeouts.idle, self._ssl),
+        )
+        hdrs = {
+            "Content-Type": "application/json",
+            "Accept": "text/event-stream",
+            "User-Agent": USER_AGENT,
+            **headers,
+        }
+        req = urllib.request.Request(url, data=body, headers=hdrs, method="POST")
+        resp: Any = None
+        try:
+            resp = opener.open(req, timeout=self.timeouts.connect)
+            first = resp.read1(READ_SIZE)
+            if slot.aborted or cancel.cancelled:
+                raise Cancelled(cancel.reason or "cancelled")
+            if not first:
+                # A 200 with an empty body: nothing streamed, so a retry is safe.
+                raise ProviderConnectionError(f"{where}: empty response body")
+        except BaseException as e:
+            unregister()
+            if resp is not None:
+                resp.close()
+            if slot.aborted or cancel.cancelled:
+                if isinstance(e, urllib.error.HTTPError):
+                    e.close()
+                raise Cancelled(cancel.reason or "cancelled") from None
+            if not isinstance(e, Exception):
+                raise
+            err = translate(e, where=where, streaming=False)  # closes an HTTPError
+            if isinstance(err, ProviderTimeout) and not slot.connected:
+                err = ConnectTimeout(f"{where}: connect timed out after {self.timeouts.connect:g}s")
+            raise err from (None if isinstance(e, urllib.error.HTTPError) else e)
+        return StreamResponse(resp, first, slot, unregister, cancel, where)
+
+
+def _retryable(e: ProviderError) -> bool:
+    if isinstance(e, ProviderAPIError):
+        return e.status == 429 or e.status >= 500
+    # Connection failures before the first byte. A timeout is retried only when
+    # it hit the connect: a silent server may still be working on the request.
+    return isinstance(e, (ProviderConnectionError, ConnectTimeout))
+
+
+def _endpoint(url: str) -> str:
+    # Messages name the host and path, never the query (it may carry a key).
+    return url.split("?", 1)[0]
