@@ -1,0 +1,239 @@
+"""``reasonix`` in a terminal: the interactive line-mode chat.
+
+A readline prompt; the answer streams as it arrives, tool activity shows as
+short lines, and permission questions are asked inline (allow once, allow
+for this session, always allow — persisted into ./reasonix.toml — or deny).
+Ctrl-C cancels the running turn (a second one exits), Ctrl-D or ``/exit``
+leaves, ``/new`` starts a fresh session, ``/help`` lists the commands. This
+is the fallback for terminals without curses and for ``--plain``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import signal
+import sys
+from types import FrameType
+from typing import Any
+
+from reasonix.agent.events import (
+    ApprovalRequested,
+    Done,
+    Error,
+    Event,
+    Notice,
+    ReasoningDelta,
+    TextDelta,
+    ToolEnd,
+    ToolStart,
+)
+from reasonix.cancel import Cancel
+from reasonix.cli.setup_run import RunSetup, add_run_flags, build
+
+__all__ = ["configure", "execute"]
+
+HELP = """\
+commands:
+  /help   this list
+  /new    start a new session (the current one stays on disk)
+  /exit   leave (Ctrl-D works too)
+keys: Ctrl-C cancels the running turn; pressed again it leaves.
+resume later with `reasonix -c` (latest) or `reasonix -r QUERY`."""
+
+# Answers to an approval question -> ApprovalChoice member names of reasonix.permission.
+_CHOICES = {
+    "1": "ONCE",
+    "y": "ONCE",
+    "2": "SESSION",
+    "s": "SESSION",
+    "3": "ALWAYS",
+    "a": "ALWAYS",
+    "4": "DENY",
+    "n": "DENY",
+    "": "DENY",
+}
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    """Declare the chat flags (the run flags plus ``--plain``)."""
+    parser.description = "Interactive chat in the current directory."
+    parser.add_argument("--plain", action="store_true", help="line mode (no full-screen view)")
+    add_run_flags(parser)
+
+
+def execute(args: argparse.Namespace) -> int:
+    """Run the chat until the user leaves; return the exit code."""
+    with contextlib.suppress(ImportError):
+        import readline  # noqa: F401 - importing it gives input() line editing and history
+    setup = build(args, interactive=True)
+    try:
+        _banner(setup)
+        while True:
+            try:
+                line = input("› ")
+            except EOFError:
+                print()
+                return 0
+            except KeyboardInterrupt:
+                print()
+                continue
+            text = line.strip()
+            if not text:
+                continue
+            if text in ("/exit", "/quit"):
+                return 0
+            if text == "/help":
+                print(HELP)
+                continue
+            if text == "/new":
+                setup.new_session()
+                print(f"new session {setup.session.id}")
+                continue
+            if not _turn(setup, line):
+                return 1
+    finally:
+        setup.close()
+
+
+def _banner(setup: RunSetup) -> None:
+    state = "resumed" if setup.resumed else "new"
+    print(f"reasonix · {setup.resolved.ref} · {setup.workspace}")
+    print(f"{state} session {setup.session.id} · /help for commands, Ctrl-D to leave")
+
+
+class _TurnInterrupts:
+    """During a turn the first Ctrl-C cancels it; a second one leaves the program."""
+
+    def __init__(self, cancel: Cancel) -> None:
+        self.cancel, self.count = cancel, 0
+        self.previous: Any = None
+
+    def __enter__(self) -> _TurnInterrupts:
+        self.previous = signal.signal(signal.SIGINT, self._handle)
+        return self
+
+    def _handle(self, signum: int, frame: FrameType | None) -> None:
+        self.count += 1
+        if self.count > 1:
+            raise KeyboardInterrupt
+        self.cancel.cancel("interrupted (Ctrl-C)")
+        sys.stderr.write("\n[cancelling… press Ctrl-C again to leave]\n")
+
+    def __exit__(self, *exc: object) -> None:
+        signal.signal(signal.SIGINT, self.previous)
+
+
+def _turn(setup: RunSetup, text: str) -> bool:
+    """Run one turn; False when the user asked to leave mid-turn."""
+    cancel = Cancel()
+    view = _View()
+    try:
+        with _TurnInterrupts(cancel):
+            for event in setup.agent.run(text, cancel):
+                if isinstance(event, ApprovalRequested):
+                    event.answer(_ask(event.request))
+                else:
+                    view.show(event)
+    except KeyboardInterrupt:
+        print("\n[left during a turn; the session is saved]")
+        return False
+    tel = setup.agent.telemetry
+    if tel.per_request:
+        print(
+            f"\033[2m[{tel.summary_line(setup.price)}]\033[0m"
+            if _tty()
+            else f"[{tel.summary_line(setup.price)}]"
+        )
+    return True
+
+
+def _tty() -> bool:
+    return sys.stdout.isatty()
+
+
+class _View:
+    """Prints events as plain lines."""
+
+    def __init__(self) -> None:
+        self.mid_line = False
+        self.thinking = False
+
+    def _newline(self) -> None:
+        if self.mid_line:
+            print()
+            self.mid_line = False
+
+    def show(self, event: Event) -> None:
+        if isinstance(event, TextDelta):
+            if self.thinking:
+                self._newline()
+                self.thinking = False
+            sys.stdout.write(event.text)
+            sys.stdout.flush()
+            self.mid_line = not event.text.endswith("\n")
+        elif isinstance(event, ReasoningDelta):
+            if not self.thinking:
+                self._newline()
+                sys.stdout.write("(thinking) ")
+                self.thinking = True
+            sys.stdout.write(event.text.replace("\n", " "))
+            sys.stdout.flush()
+            self.mid_line = True
+        elif isinstance(event, ToolStart):
+            self._newline()
+            print(f"· {event.name} {_short(event.arguments)}")
+        elif isinstance(event, ToolEnd):
+            mark = "blocked" if event.blocked else ("error" if event.is_error else "ok")
+            lines = event.content.count("\n") + 1 if event.content else 0
+            detail = _short(event.content) if event.is_error else f"{lines} lines"
+            print(f"  {mark} · {event.name} · {detail}")
+        elif isinstance(event, Notice):
+            self._newline()
+            print(f"[{event.text}]")
+        elif isinstance(event, Done):
+            self._newline()
+        elif isinstance(event, Error):
+            self._newline()
+            print(f"error: {event.message}", file=sys.stderr)
+
+
+def _short(text: str, width: int = 100) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def _describe(request: Any) -> tuple[str, str]:
+    """A one-line description of the request and the rule "always" would persist."""
+    tool = getattr(request, "tool_name", "") or getattr(request, "tool", "")
+    summary = getattr(request, "summary", "") or getattr(request, "description", "")
+    rule = getattr(request, "rule", "") or getattr(request, "suggested_rule", "")
+    args = getattr(request, "args", None)
+    if not summary and args:
+        summary = _short(str(args))
+    return f"{tool} {summary}".strip(), str(rule)
+
+
+def _ask(request: Any) -> Any:
+    """Ask the user about one call; returns the permission layer's ApprovalChoice."""
+    what, rule = _describe(request)
+    print(f"\n? allow {what}")
+    always = f"always allow ({rule}, saved to ./reasonix.toml)" if rule else "always allow"
+    print(f"  [1] allow once  [2] allow for this session  [3] {always}  [4] deny")
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        answer = input("  choice [1-4, default deny]: ").strip().lower()
+    except (EOFError, KeyboardInterrupt):
+        answer = "n"
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    return _choice(_CHOICES.get(answer[:1], "DENY"))
+
+
+def _choice(name: str) -> Any:
+    from reasonix import permission
+
+    choices = getattr(permission, "ApprovalChoice", None)
+    if choices is None:
+        return None if name == "DENY" else name.lower()
+    return getattr(choices, name, None)

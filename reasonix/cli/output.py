@@ -1,0 +1,171 @@
+"""Headless output: events as JSON lines, redacted lifecycle events, the result object.
+
+The final result object follows DESIGN §4 (Claude Code's shape) plus the cost
+estimate and the delegation counters of spec §3.17 (SUB-27).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import IO, Any
+
+from reasonix.agent.events import (
+    ApprovalRequested,
+    Done,
+    Error,
+    Event,
+    Notice,
+    ReasoningDelta,
+    StepStart,
+    TextDelta,
+    ToolEnd,
+    ToolStart,
+    UsageReport,
+)
+from reasonix.agent.telemetry import Telemetry, estimate_cost, usage_fields
+
+__all__ = ["EventLog", "RunOutcome", "event_json", "redacted_event", "result_object"]
+
+
+def event_json(event: Event) -> dict[str, Any] | None:
+    """The stream-json form of one event (None for events not shown)."""
+    if isinstance(event, TextDelta):
+        return {"type": "text", "text": event.text}
+    if isinstance(event, ReasoningDelta):
+        return {"type": "reasoning", "text": event.text}
+    if isinstance(event, StepStart):
+        return {"type": "request", "step": event.step}
+    if isinstance(event, ToolStart):
+        return {
+            "type": "tool_start",
+            "id": event.call_id,
+            "name": event.name,
+            "arguments": event.arguments,
+            "read_only": event.read_only,
+        }
+    if isinstance(event, ToolEnd):
+        return {
+            "type": "tool_end",
+            "id": event.call_id,
+            "name": event.name,
+            "is_error": event.is_error,
+            "blocked": event.blocked,
+            "content": event.content,
+            "duration_ms": int(event.seconds * 1000),
+        }
+    if isinstance(event, UsageReport):
+        return {"type": "usage", "step": event.step, "usage": usage_fields(event.usage)}
+    if isinstance(event, Notice):
+        return {"type": "notice", "kind": event.kind, "text": event.text}
+    if isinstance(event, ApprovalRequested):
+        return {"type": "approval_request", "tool": str(getattr(event.request, "tool_name", ""))}
+    if isinstance(event, Done):
+        return None  # the result object follows
+    if isinstance(event, Error):
+        return {"type": "error", "error": type(event.error).__name__, "message": event.message}
+    return None
+
+
+def redacted_event(event: Event) -> dict[str, Any] | None:
+    """The ``--events-jsonl`` form: lifecycle only — no prompts, arguments, outputs or paths."""
+    if isinstance(event, StepStart):
+        return {"event": "request", "step": event.step}
+    if isinstance(event, ToolStart):
+        return {"event": "tool_start", "id": event.call_id, "tool": event.name}
+    if isinstance(event, ToolEnd):
+        return {
+            "event": "tool_end",
+            "id": event.call_id,
+            "tool": event.name,
+            "is_error": event.is_error,
+            "blocked": event.blocked,
+            "duration_ms": int(event.seconds * 1000),
+        }
+    if isinstance(event, UsageReport):
+        return {"event": "usage", "step": event.step, **usage_fields(event.usage)}
+    if isinstance(event, Notice):
+        return {"event": "notice", "kind": event.kind}
+    if isinstance(event, ApprovalRequested):
+        return {"event": "approval_request"}
+    if isinstance(event, Done):
+        return {"event": "done", "reason": event.reason, "steps": event.steps}
+    if isinstance(event, Error):
+        return {"event": "error", "error": type(event.error).__name__}
+    return None
+
+
+class EventLog:
+    """Writes redacted lifecycle events to a file, one JSON object per line."""
+
+    def __init__(self, fh: IO[str] | None) -> None:
+        self.fh = fh
+        self.t0 = time.monotonic()
+
+    def write(self, record: dict[str, Any] | None) -> None:
+        """Append one record with a relative timestamp (no wall-clock time: nothing to leak)."""
+        if self.fh is None or record is None:
+            return
+        record = {"t_ms": int((time.monotonic() - self.t0) * 1000), **record}
+        self.fh.write(json.dumps(record, separators=(",", ":")) + "\n")
+        self.fh.flush()
+
+    def close(self) -> None:
+        """Close the file (idempotent)."""
+        if self.fh is not None:
+            self.fh.close()
+            self.fh = None
+
+
+@dataclass
+class RunOutcome:
+    """What one headless run ended with, gathered while consuming events."""
+
+    result: str = ""
+    reason: str = ""  # complete | max_steps | cancelled | error
+    error: str = ""
+    error_type: str = ""
+    num_turns: int = 0
+    session_id: str = ""
+    model: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        """True when the model finished the task on its own."""
+        return self.reason == "complete" and not self.error
+
+
+def result_object(
+    outcome: RunOutcome,
+    telemetry: Telemetry,
+    duration_ms: int,
+    price: Mapping[str, Any] | None,
+) -> dict[str, Any]:
+    """The final ``{"type":"result", …}`` object of DESIGN §4."""
+    total = telemetry.total
+    cost = estimate_cost(total, price)
+    obj: dict[str, Any] = {
+        "type": "result",
+        "subtype": "success" if outcome.ok else "error_during_execution",
+        "is_error": not outcome.ok,
+        "duration_ms": duration_ms,
+        "num_turns": outcome.num_turns,
+        "result": outcome.result,
+        "session_id": outcome.session_id,
+        "usage": usage_fields(total),
+        "stop_reason": outcome.reason or "error",
+        "model": outcome.model,
+        "cache_hit_ratio": (
+            round(telemetry.cache_hit_ratio, 4) if telemetry.cache_hit_ratio is not None else None
+        ),
+        "cost": {"amount": cost.amount, "currency": cost.currency} if cost else "unknown",
+        "total_cost_usd": cost.amount if cost and cost.currency == "USD" else None,
+    }
+    if outcome.error:
+        obj["error"] = {"type": outcome.error_type, "message": outcome.error}
+    obj.update(telemetry.counters)
+    obj.update(outcome.extra)
+    return obj

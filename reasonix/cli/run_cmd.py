@@ -1,0 +1,215 @@
+"""``reasonix run [flags] [PROMPT]`` and ``reasonix -p PROMPT``: one task, headless.
+
+Output formats: ``text`` streams the answer on stdout (tool activity and the
+cost line on stderr); ``-p`` prints only the final answer; ``json`` prints one
+result object; ``stream-json`` prints one JSON event per line, then the result
+object. In the structured modes the result object is printed even when the
+run fails, and this module picks the exit code itself (0 ok, 1 runtime, 2 usage).
+
+Ctrl-C cancels the turn (the in-flight request and tool); a second Ctrl-C
+exits at once. Either way the transcript stays loadable.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import sys
+import time
+from types import FrameType
+from typing import IO, Any
+
+from reasonix.agent.events import Done, Error, Event, StepStart, TextDelta, ToolEnd, ToolStart
+from reasonix.agent.telemetry import Telemetry
+from reasonix.cancel import Cancel
+from reasonix.cli.output import EventLog, RunOutcome, event_json, redacted_event, result_object
+from reasonix.cli.setup_run import RunSetup, add_run_flags, build, read_prompt
+from reasonix.errors import ConfigError, ReasonixError, UsageError
+
+__all__ = ["configure", "execute"]
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    """Declare the run flags (DESIGN §4)."""
+    parser.description = "Run one task headless. PROMPT, or stdin when it is not a terminal."
+    parser.add_argument("prompt", nargs="?", metavar="PROMPT", help="the task")
+    parser.add_argument("-p", "--print", dest="print_prompt", metavar="PROMPT",
+                        help="print mode: run PROMPT and print only the final answer")  # fmt: skip
+    parser.add_argument("--output-format", choices=("text", "json", "stream-json"), default=None)
+    parser.add_argument("--json", action="store_true", help="same as --output-format json")
+    parser.add_argument("--events-jsonl", metavar="FILE", help="redacted lifecycle events")
+    parser.add_argument("--metrics", metavar="FILE", help="write run metrics as JSON")
+    add_run_flags(parser)
+
+
+def _format(args: argparse.Namespace) -> str:
+    if args.output_format:
+        return str(args.output_format)
+    return "json" if args.json else "text"
+
+
+class _Interrupts:
+    """SIGINT: the first cancels the turn, the second raises KeyboardInterrupt."""
+
+    def __init__(self, cancel: Cancel) -> None:
+        self.cancel = cancel
+        self.count = 0
+        self.previous: Any = None
+
+    def __enter__(self) -> _Interrupts:
+        with_handler = signal.getsignal(signal.SIGINT) is not signal.SIG_IGN
+        if with_handler:
+            self.previous = signal.signal(signal.SIGINT, self._handle)
+        return self
+
+    def _handle(self, signum: int, frame: FrameType | None) -> None:
+        self.count += 1
+        if self.count == 1:
+            self.cancel.cancel("interrupted (Ctrl-C)")
+            return
+        raise KeyboardInterrupt
+
+    def __exit__(self, *exc: object) -> None:
+        if self.previous is not None:
+            signal.signal(signal.SIGINT, self.previous)
+
+
+def execute(args: argparse.Namespace) -> int:
+    """Run the task; return the exit code."""
+    fmt = _format(args)
+    started = time.monotonic()
+    outcome = RunOutcome()
+    telemetry = Telemetry()
+    price: dict[str, Any] | None = None
+    setup: RunSetup | None = None
+    code = 1
+    log = EventLog(open(args.events_jsonl, "a", encoding="utf-8") if args.events_jsonl else None)  # noqa: SIM115
+    try:
+        prompt = args.print_prompt or read_prompt(args.prompt)
+        setup = build(args, interactive=False)
+        telemetry, price = setup.agent.telemetry, setup.price
+        outcome.session_id, outcome.model = setup.session.id, setup.resolved.ref
+        start = {"event": "run_start", "session_id": setup.session.id, "resumed": setup.resumed}
+        log.write({**start, "model": setup.resolved.ref})
+        _drive(setup, prompt, args, fmt, outcome, log)
+        code = 0 if outcome.ok else 1
+    except (ConfigError, UsageError) as err:
+        outcome.reason, outcome.error, outcome.error_type = "error", str(err), type(err).__name__
+        code = 2
+    except ReasonixError as err:
+        outcome.reason, outcome.error, outcome.error_type = "error", str(err), type(err).__name__
+    except KeyboardInterrupt:
+        outcome.reason, outcome.error, outcome.error_type = "cancelled", "interrupted", "Cancelled"
+    finally:
+        if setup is not None:
+            setup.close()
+    duration = int((time.monotonic() - started) * 1000)
+    result = result_object(outcome, telemetry, duration, price)
+    log.write({"event": "run_end", "subtype": result["subtype"], "duration_ms": duration,
+               "num_turns": outcome.num_turns, "exit_code": code})  # fmt: skip
+    log.close()
+    if args.metrics:
+        _write_metrics(args.metrics, result, telemetry, setup)
+    _finish(fmt, args, outcome, result, telemetry, price)
+    return code
+
+
+def _drive(
+    setup: RunSetup,
+    prompt: str,
+    args: argparse.Namespace,
+    fmt: str,
+    outcome: RunOutcome,
+    log: EventLog,
+) -> None:
+    cancel = Cancel()
+    quiet = bool(args.print_prompt) and fmt == "text"
+    with _Interrupts(cancel):
+        for event in setup.agent.run(prompt, cancel):
+            log.write(redacted_event(event))
+            _collect(event, outcome)
+            if fmt == "stream-json":
+                _emit_line(event_json(event))
+            elif fmt == "text" and not quiet:
+                _show_text(event)
+
+
+def _collect(event: Event, outcome: RunOutcome) -> None:
+    if isinstance(event, StepStart):
+        outcome.num_turns += 1
+    elif isinstance(event, Done):
+        outcome.result, outcome.reason = event.result, event.reason
+        if event.reason == "cancelled":
+            outcome.error, outcome.error_type = "the run was cancelled", "Cancelled"
+        elif event.reason == "max_steps":
+            outcome.error, outcome.error_type = "the step budget ran out (--max-steps)", "MaxSteps"
+    elif isinstance(event, Error):
+        outcome.reason, outcome.error = "error", event.message
+        outcome.error_type = type(event.error).__name__
+
+
+def _emit_line(obj: dict[str, Any] | None, stream: IO[str] | None = None) -> None:
+    if obj is None:
+        return
+    out = stream or sys.stdout
+    out.write(json.dumps(obj, ensure_ascii=False) + "\n")
+    out.flush()
+
+
+def _show_text(event: Event) -> None:
+    if isinstance(event, TextDelta):
+        sys.stdout.write(event.text)
+        sys.stdout.flush()
+    elif isinstance(event, ToolStart):
+        sys.stderr.write(f"\n· {event.name}\n")
+    elif isinstance(event, ToolEnd) and event.is_error:
+        first = event.content.strip().splitlines()[0] if event.content.strip() else ""
+        sys.stderr.write(f"  ! {event.name}: {first[:200]}\n")
+
+
+def _finish(
+    fmt: str,
+    args: argparse.Namespace,
+    outcome: RunOutcome,
+    result: dict[str, Any],
+    telemetry: Telemetry,
+    price: dict[str, Any] | None,
+) -> None:
+    if fmt in ("json", "stream-json"):
+        _emit_line(result)
+        return
+    if args.print_prompt:
+        if outcome.result:
+            sys.stdout.write(outcome.result.rstrip("\n") + "\n")
+    elif outcome.num_turns:
+        sys.stdout.write("\n")
+    if outcome.error:
+        sys.stderr.write(f"reasonix: {outcome.error}\n")
+    if not args.print_prompt and telemetry.per_request:
+        sys.stderr.write(f"[{telemetry.summary_line(price)}]\n")
+    if outcome.session_id and not args.print_prompt:
+        sys.stderr.write(f"[session {outcome.session_id}; continue with: reasonix -c]\n")
+    sys.stdout.flush()
+
+
+def _write_metrics(
+    path: str, result: dict[str, Any], telemetry: Telemetry, setup: RunSetup | None
+) -> None:
+    from reasonix.agent.telemetry import usage_fields
+
+    metrics = {
+        "ablate": setup.ablate if setup else [],
+        "model": result.get("model", ""),
+        "duration_ms": result["duration_ms"],
+        "num_turns": result["num_turns"],
+        "subtype": result["subtype"],
+        "usage": result["usage"],
+        "cost": result["cost"],
+        "cache_hit_ratio": result["cache_hit_ratio"],
+        "per_request": [usage_fields(u) for u in telemetry.per_request],
+        "counters": dict(telemetry.counters),
+    }
+    with open(path, "w", encoding="utf-8") as fh:
+        json.dump(metrics, fh, indent=2)
+        fh.write("\n")

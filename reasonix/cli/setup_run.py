@@ -1,0 +1,350 @@
+"""Shared run setup for ``reasonix run`` and the interactive chat.
+
+:func:`add_run_flags` declares the flags both commands accept (DESIGN §4);
+:func:`build` turns config + flags into a ready :class:`RunSetup`: config
+loaded, model resolved, key required, provider built through the registry,
+the run's tool Registry, the permission Gate, the ToolContext with write
+roots / forbid_read / sandbox settings, and the session (new, continued,
+resumed or copied).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import dataclasses
+import importlib
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from reasonix.agent.execute import EventApprover
+from reasonix.agent.instructions import instruction_block, load_instructions
+from reasonix.agent.loop import Agent
+from reasonix.agent.prompt import system_prompt
+from reasonix.agent.session import Session, find_session, latest_session
+from reasonix.config.model import Config, ResolvedModel
+from reasonix.errors import UsageError
+from reasonix.tool import Registry, ToolContext
+
+__all__ = ["ABLATE_ARMS", "PERMISSION_MODES", "RunSetup", "add_run_flags", "build"]
+
+PERMISSION_MODES = ("ask", "manual", "auto", "acceptEdits", "dontAsk", "plan", "bypassPermissions")
+ABLATE_ARMS = ("subagent", "planner", "retrieval", "compaction", "evidence", "none", "all")  # D17
+_SUBAGENT_TOOLS = ("task", "read_only_task", "fleet", "parallel_tasks")  # SUB-28
+
+
+def add_run_flags(parser: argparse.ArgumentParser) -> None:
+    """The flags shared by ``run`` and the chat (DESIGN §4)."""
+    add = parser.add_argument
+    add("--model", help="model reference: provider, provider/model or a model name")
+    add("--effort", help="reasoning effort hint (low, medium, high)")
+    add("--max-steps", type=int, metavar="N", help="tool-round budget (0 = automatic, 200)")
+    add("--dir", metavar="DIR", help="work in DIR instead of the current directory")
+    add("--add-dir", action="append", default=[], metavar="DIR", help="extra writable directory")
+    add(
+        "-c",
+        "--continue",
+        dest="continue_",
+        action="store_true",
+        help="continue the latest session",
+    )
+    add(
+        "-r",
+        "--resume",
+        nargs="?",
+        const="",
+        metavar="QUERY",
+        help="resume a session (id, path or title)",
+    )
+    add("--copy", action="store_true", help="with -c/-r: continue in a new copy of the session")
+    add("--allowed-tools", "--allowedTools", dest="allowed_tools", action="append", default=[],
+        metavar="RULES", help='allow rules, e.g. "Read,Bash(git diff:*)"')  # fmt: skip
+    add("--permission-mode", choices=PERMISSION_MODES, help="approval posture")
+    add("--yolo", action="store_true", help="bypass permission prompts (bypassPermissions)")
+    add("-y", "--auto", action="store_true", help="auto mode: approve what the policy allows")
+    add("--ablate", metavar="LIST", help="comma-separated experiment arms (recorded in --metrics)")
+    add("--compact", action="store_true", help="compact the context before the turn")
+
+
+@dataclass
+class RunSetup:
+    """Everything one run needs, built from config and flags; :meth:`close` releases it."""
+
+    config: Config
+    resolved: ResolvedModel
+    workspace: Path
+    session: Session
+    agent: Agent
+    approver: EventApprover
+    price: dict[str, Any] | None
+    ablate: list[str]
+    resumed: bool
+    closers: list[Callable[[], None]] = field(default_factory=list)
+    make_agent: Callable[[Session], Agent] | None = None
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    def new_session(self) -> None:
+        """Close the current session and start a fresh one with the same setup (``/new``)."""
+        if self.make_agent is None:
+            raise UsageError("this run cannot start a new session")
+        self.session.close()
+        self.session = Session.create(self.workspace, self.meta)
+        self.agent = self.make_agent(self.session)
+        self.resumed = False
+
+    def close(self) -> None:
+        """Stop plugins and release the session lease (idempotent)."""
+        for fn in reversed(self.closers):
+            with contextlib.suppress(Exception):
+                fn()
+        self.closers.clear()
+        self.session.close()
+
+
+def _mode(args: argparse.Namespace) -> str | None:
+    if getattr(args, "yolo", False):
+        return "bypassPermissions"
+    if getattr(args, "auto", False):
+        return "auto"
+    mode: str | None = getattr(args, "permission_mode", None)
+    return "ask" if mode == "manual" else mode
+
+
+def _workspace(args: argparse.Namespace) -> Path:
+    raw = getattr(args, "dir", None)
+    ws = Path(raw).expanduser() if raw else Path.cwd()
+    if not ws.is_dir():
+        raise UsageError(f"--dir {raw}: not a directory")
+    return ws.resolve()
+
+
+def _flags(args: argparse.Namespace, workspace: Path) -> dict[str, Any]:
+    add_dirs = [str((workspace / d).resolve()) for d in getattr(args, "add_dir", [])]
+    for d in add_dirs:
+        if not Path(d).is_dir():
+            raise UsageError(f"--add-dir {d}: not a directory")
+    return {
+        "default_model": getattr(args, "model", None),
+        "agent.effort": getattr(args, "effort", None),
+        "agent.max_steps": getattr(args, "max_steps", None),
+        "permissions.mode": _mode(args),
+        "sandbox.allow_write": add_dirs or None,
+    }
+
+
+def _ablate(args: argparse.Namespace) -> list[str]:
+    arms = [a.strip() for a in (getattr(args, "ablate", None) or "").split(",") if a.strip()]
+    unknown = [a for a in arms if a not in ABLATE_ARMS]
+    if unknown:
+        raise UsageError(
+            f"--ablate: unknown arm(s) {', '.join(unknown)}; known: {', '.join(ABLATE_ARMS)}"
+        )
+    return arms
+
+
+def _provider(resolved: ResolvedModel) -> Any:
+    from reasonix import provider
+    from reasonix.config import require_api_key
+
+    require_api_key(resolved.provider)
+    kind = resolved.provider.kind
+    with contextlib.suppress(ImportError):  # built-in kinds register when imported (ARCH-3)
+        importlib.import_module(f"reasonix.provider.{kind}")
+    return provider.new(kind, resolved.provider)
+
+
+def _registry(cfg: Config, ablate: list[str]) -> Registry:
+    from reasonix.tool import builtin
+
+    builtin.load_all()
+    reg = Registry.from_builtins(cfg.tools.enabled)
+    if "subagent" in ablate or "all" in ablate:
+        for name in _SUBAGENT_TOOLS:
+            reg.remove(name)
+    return reg
+
+
+def _session(
+    args: argparse.Namespace, workspace: Path, meta: dict[str, Any]
+) -> tuple[Session, bool]:
+    path: Path | None = None
+    if getattr(args, "resume", None) is not None:
+        query = args.resume
+        if not query:
+            info = latest_session(workspace)
+            if info is None:
+                raise UsageError("--resume: this project has no sessions yet")
+            path = info.path
+        else:
+            path = find_session(workspace, query)
+    elif getattr(args, "continue_", False):
+        info = latest_session(workspace)
+        if info is None:
+            raise UsageError("--continue: this project has no sessions yet")
+        path = info.path
+    if path is None:
+        if getattr(args, "copy", False):
+            raise UsageError("--copy needs -c/--continue or -r/--resume")
+        return Session.create(workspace, meta), False
+    if getattr(args, "copy", False):
+        from reasonix.agent.session import read_records
+
+        return _copy_records(read_records(path), workspace, meta), True
+    return Session.open(path), True
+
+
+def _copy_records(records: list[dict[str, Any]], workspace: Path, meta: dict[str, Any]) -> Session:
+    old = next((r for r in records if r.get("type") == "meta"), {})
+    merged = {**meta, **{k: v for k, v in old.items() if k not in ("type", "id", "version")}}
+    merged["copied_from"] = old.get("id", "")
+    new = Session.create(workspace, merged)
+    for rec in records:
+        if rec.get("type") != "meta":
+            new.append(rec)
+    new.sync()
+    return new
+
+
+def _gate(
+    cfg: Config, args: argparse.Namespace, approver: EventApprover | None, workspace: Path
+) -> Any:
+    """The permission gate; ``approver`` None means headless (Ask fails closed)."""
+    try:
+        from reasonix import permission
+        from reasonix.config import tomledit
+    except ImportError:  # pragma: no cover - the permission layer is part of every build
+        return None
+    gate_cls = getattr(permission, "Gate", None)
+    if gate_cls is None:
+        return None
+    allow = list(cfg.permissions.allow)
+    for text in getattr(args, "allowed_tools", []):
+        allow.extend(permission.parse_allowed_tools(text))
+    policy = permission.Policy(
+        mode=cfg.permissions.mode,
+        allow=allow,
+        ask=list(cfg.permissions.ask),
+        deny=list(cfg.permissions.deny),
+        allow_dynamic_bash=cfg.permissions.allow_dynamic_bash,
+    )
+
+    def persist(rule: str) -> None:
+        tomledit.append_to_array(workspace / "reasonix.toml", "permissions", "allow", rule)
+
+    return gate_cls(policy, approver, persist)
+
+
+def _tool_context(cfg: Config, workspace: Path, session: Session, headless: bool) -> ToolContext:
+    from reasonix.config import paths
+
+    sandbox: Any = None
+    with contextlib.suppress(ImportError, AttributeError, TypeError):
+        from reasonix.permission import sandbox as sandbox_mod
+
+        sandbox = sandbox_mod.SandboxSettings.from_config(cfg.sandbox)  # type: ignore[attr-defined,unused-ignore]
+    roots = [workspace, *(Path(p) for p in cfg.sandbox.allow_write)]
+    return ToolContext(
+        workspace=workspace,
+        cwd=workspace,
+        write_roots=roots,
+        forbid_read=[Path(p) for p in cfg.sandbox.forbid_read],
+        bash_timeout=cfg.tools.bash_timeout_seconds,
+        sandbox=sandbox,
+        session_id=session.id,
+        state_dir=paths.state_dir(),
+        config_dir=paths.home_dir(),
+        headless=headless,
+    )
+
+
+def _price(resolved: ResolvedModel) -> dict[str, Any] | None:
+    from reasonix.config.presets import price_for
+
+    own = resolved.provider.prices.get(resolved.model)
+    if own:
+        return dict(own)
+    price = price_for(resolved.provider.name, resolved.model)
+    return dataclasses.asdict(price) if price is not None else None
+
+
+def build(args: argparse.Namespace, *, interactive: bool) -> RunSetup:
+    """Build a ready run from config and flags (raises ConfigError/UsageError/SessionError)."""
+    from reasonix import config as config_mod
+    from reasonix.config import paths
+
+    workspace = _workspace(args)
+    ablate = _ablate(args)
+    cfg = config_mod.load(workspace, _flags(args, workspace))
+    resolved = cfg.resolve_model(cfg.default_model)
+    provider = _provider(resolved)
+    registry = _registry(cfg, ablate)
+    add_dirs = [Path(p) for p in cfg.sandbox.allow_write]
+    meta = {"system": system_prompt(workspace, add_dirs), "model": resolved.ref}
+    session, resumed = _session(args, workspace, meta)
+    closers: list[Callable[[], None]] = []
+    try:
+        approver = EventApprover()
+        gate = _gate(cfg, args, approver if interactive else None, workspace)
+        ctx = _tool_context(cfg, workspace, session, headless=not interactive)
+        closers += _start_plugins(cfg, registry, ctx, workspace)
+        instructions = instruction_block(load_instructions(paths.home_dir(), workspace, Path.cwd()))
+
+        def make_agent(s: Session) -> Agent:
+            return Agent(
+                provider,
+                registry,
+                s,
+                model=resolved.model,
+                system=str(s.meta.get("system") or meta["system"]),  # stable across resumes
+                tool_ctx=dataclasses.replace(ctx, session_id=s.id),
+                gate=gate,
+                approver=approver,
+                max_steps=cfg.agent.max_steps,
+                temperature=cfg.agent.temperature,
+                effort=cfg.agent.effort,
+                instructions=instructions,
+            )
+
+        agent = make_agent(session)
+    except BaseException:
+        for fn in closers:
+            with contextlib.suppress(Exception):
+                fn()
+        session.close()
+        raise
+    return RunSetup(
+        cfg, resolved, workspace, session, agent, approver, _price(resolved), ablate, resumed,
+        closers, make_agent, meta,
+    )  # fmt: skip
+
+
+def _start_plugins(
+    cfg: Config, registry: Registry, ctx: ToolContext, workspace: Path
+) -> list[Callable[[], None]]:
+    """Start configured MCP servers and add their tools; returns shutdown callbacks."""
+    if not cfg.mcp_servers:
+        return []
+    try:
+        mcp = importlib.import_module("reasonix.plugin.mcp.host")
+    except ImportError:
+        return []
+    start = getattr(mcp, "attach", None)
+    if start is None:
+        return []
+    host = start(cfg, registry, workspace=workspace)
+    close = getattr(host, "close", None)
+    return [close] if callable(close) else []
+
+
+def read_prompt(positional: str | None) -> str:
+    """The task text: the positional PROMPT, else stdin when it is not a terminal."""
+    if positional:
+        return positional
+    if not sys.stdin.isatty():
+        text = sys.stdin.read()
+        if text.strip():
+            return text
+    raise UsageError("no prompt: give PROMPT or pipe it on stdin")
