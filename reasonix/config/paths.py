@@ -15,14 +15,18 @@ from pathlib import Path
 
 __all__ = [
     "CONTROL_VARIABLES",
+    "archive_dir",
     "cache_dir",
+    "commands_dir",
     "env_path",
     "home_dir",
+    "memory_dir",
     "project_config_path",
     "project_env_path",
     "project_mcp_path",
     "project_slug",
     "sessions_dir",
+    "skills_dir",
     "state_dir",
     "user_config_path",
 ]
@@ -85,6 +89,26 @@ def project_env_path(cwd: Path) -> Path:
 def project_mcp_path(cwd: Path) -> Path:
     """The project ``.mcp.json`` (Claude Code ``mcpServers`` schema, MCP-21)."""
     return Path(cwd) / ".mcp.json"
+
+
+def commands_dir() -> Path:
+    """User custom slash commands, ``<home>/commands``."""
+    return home_dir() / "commands"
+
+
+def skills_dir() -> Path:
+    """User skills, ``<home>/skills``."""
+    return home_dir() / "skills"
+
+
+def archive_dir() -> Path:
+    """Archived sessions, ``<state>/archive``."""
+    return state_dir() / "archive"
+
+
+def memory_dir() -> Path:
+    """Remembered facts and the history index, ``<state>/memory``."""
+    return state_dir() / "memory"
 
 
 def sessions_dir(workspace: Path) -> Path:

@@ -61,3 +61,12 @@ def test_project_slug_is_readable_and_bounded() -> None:
     assert len(slug) <= 48 + 9
     assert "project" in slug
     assert paths.project_slug("/").startswith("root-")
+
+
+def test_data_layout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("REASONIX_HOME", str(tmp_path / "h"))
+    monkeypatch.setenv("REASONIX_STATE_HOME", str(tmp_path / "s"))
+    assert paths.commands_dir() == tmp_path / "h" / "commands"
+    assert paths.skills_dir() == tmp_path / "h" / "skills"
+    assert paths.archive_dir() == tmp_path / "s" / "archive"
+    assert paths.memory_dir() == tmp_path / "s" / "memory"
