@@ -12,7 +12,18 @@ import importlib
 __all__ = ["BUILTIN_MODULES", "load_all"]
 
 # One module per line; helpers append their own names (keep the tuple sorted).
-BUILTIN_MODULES: tuple[str, ...] = ()
+BUILTIN_MODULES: tuple[str, ...] = (
+    "reasonix.tool.builtin.delete_range",
+    "reasonix.tool.builtin.delete_symbol",
+    "reasonix.tool.builtin.edit_file",
+    "reasonix.tool.builtin.move_file",
+    "reasonix.tool.builtin.multi_edit",
+    "reasonix.tool.builtin.notebook_edit",
+    "reasonix.tool.builtin.read_file",
+    "reasonix.tool.builtin.todo_write",
+    "reasonix.tool.builtin.web_fetch",
+    "reasonix.tool.builtin.write_file",
+)
 
 
 def load_all() -> None:

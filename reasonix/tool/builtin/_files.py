@@ -1,0 +1,207 @@
+"""Shared file plumbing for the built-in file tools.
+
+Text files keep what they came with: the encoding (UTF-8, UTF-8 with a BOM,
+UTF-16 with a BOM, or Latin-1 as the lossless fallback) and the newline style
+(LF or CRLF). Writes are atomic (temp file in the same directory, fsync,
+``os.replace``) and keep the old file's permission bits.
+"""
+
+from __future__ import annotations
+
+import codecs
+import contextlib
+import difflib
+import os
+import re
+import stat
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from reasonix.errors import ToolError
+from reasonix.tool import ToolContext
+from reasonix.tool.paths import display_path, resolve_read, resolve_write
+
+__all__ = [
+    "SNIFF_BYTES",
+    "TextFile",
+    "atomic_write",
+    "binary_kind",
+    "detect_encoding",
+    "load_text",
+    "near_names",
+    "resolve_edit",
+    "split_lines",
+    "unified_diff",
+]
+
+SNIFF_BYTES = 8192  # how much of a file decides text vs binary and the codec
+
+# Magic bytes of common binary formats, so the refusal can say what the file is.
+_MAGIC: tuple[tuple[bytes, str], ...] = (
+    (b"\x89PNG\r\n\x1a\n", "PNG image"),
+    (b"\xff\xd8\xff", "JPEG image"),
+    (b"GIF87a", "GIF image"),
+    (b"GIF89a", "GIF image"),
+    (b"%PDF-", "PDF document"),
+    (b"PK\x03\x04", "ZIP archive (also docx/xlsx/jar/wheel)"),
+    (b"\x1f\x8b", "gzip archive"),
+    (b"\x7fELF", "ELF executable"),
+    (b"SQLite format 3\x00", "SQLite database"),
+    (b"\x00asm", "WebAssembly module"),
+    (b"7z\xbc\xaf\x27\x1c", "7-Zip archive"),
+    (b"BZh", "bzip2 archive"),
+    (b"\xfd7zXZ\x00", "xz archive"),
+)
+
+
+def binary_kind(head: bytes) -> str | None:
+    """Name the binary format of a file starting with ``head``, or None for text.
+
+    Text with a UTF-16/UTF-8 BOM is text. Otherwise a known magic number or a
+    NUL byte in the first 8 KiB means binary.
+    """
+    if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE, codecs.BOM_UTF8)):
+        return None
+    if head[:4] == b"RIFF" and head[8:12] == b"WEBP":
+        return "WebP image"
+    for magic, name in _MAGIC:
+        if head.startswith(magic):
+            return name
+    if b"\x00" in head[:SNIFF_BYTES]:
+        return "binary data"
+    return None
+
+
+def detect_encoding(head: bytes) -> str:
+    """Pick the codec for a file that starts with ``head``."""
+    if head.startswith(codecs.BOM_UTF8):
+        return "utf-8-sig"
+    if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return "utf-16"
+    try:
+        # final=False: a multi-byte character cut at the sniff boundary is fine.
+        codecs.getincrementaldecoder("utf-8")().decode(head, final=False)
+    except UnicodeDecodeError:
+        return "latin-1"  # decodes every byte, so a round trip never corrupts the file
+    return "utf-8"
+
+
+@dataclass
+class TextFile:
+    """A decoded text file and how to write it back the same way."""
+
+    path: Path
+    text: str
+    encoding: str
+    newline: str  # "\r\n" or "\n": the file's dominant style
+    mode: int | None = None
+
+    def encode(self, text: str) -> bytes:
+        """``text`` in the file's original encoding (a BOM is re-added by the codec)."""
+        return text.encode(self.encoding)
+
+    def save(self, text: str) -> None:
+        """Write ``text`` back atomically with the original encoding and mode."""
+        atomic_write(self.path, self.encode(text), self.mode)
+
+    def to_file_newlines(self, s: str) -> str:
+        """Convert a model-supplied string to the file's newline style."""
+        s = s.replace("\r\n", "\n")
+        return s.replace("\n", "\r\n") if self.newline == "\r\n" else s
+
+
+def _dominant_newline(text: str) -> str:
+    crlf = text.count("\r\n")
+    lf = text.count("\n") - crlf
+    return "\r\n" if crlf and crlf >= lf else "\n"
+
+
+def load_text(path: Path, shown: str) -> TextFile:
+    """Read ``path`` as text; ToolError for a missing, directory or binary file."""
+    if path.is_dir():
+        raise ToolError(f"{shown} is a directory, not a file; use ls to list it")
+    if not path.exists():
+        raise ToolError(f"file not found: {shown}{near_names(path)}")
+    data = path.read_bytes()
+    kind = binary_kind(data[:SNIFF_BYTES])
+    if kind is not None:
+        raise ToolError(f"{shown} is a binary file ({kind}); it cannot be edited as text")
+    encoding = detect_encoding(data[:SNIFF_BYTES])
+    try:
+        text = data.decode(encoding)
+    except UnicodeDecodeError:
+        encoding = "latin-1"
+        text = data.decode(encoding)
+    return TextFile(
+        path, text, encoding, _dominant_newline(text), stat.S_IMODE(path.stat().st_mode)
+    )
+
+
+def near_names(path: Path) -> str:
+    """A hint naming similar files in the same directory, or ""."""
+    try:
+        names = os.listdir(path.parent)
+    except OSError:
+        return ""
+    close = difflib.get_close_matches(path.name, names, n=3, cutoff=0.6)
+    return f" (did you mean: {', '.join(close)}?)" if close else ""
+
+
+def atomic_write(path: Path, data: bytes, mode: int | None = None) -> None:
+    """Write ``data`` to ``path`` atomically, creating parent directories.
+
+    A crash leaves either the old or the new file, never half of one.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if mode is None and path.exists():
+        mode = stat.S_IMODE(path.stat().st_mode)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        if mode is not None:
+            os.chmod(tmp, mode)
+        else:
+            # mkstemp creates 0600; a new file should get the usual umask-based mode.
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(tmp, 0o666 & ~umask)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines with their endings; only CR, LF and CRLF end a line (unlike str.splitlines)."""
+    return _LINE.findall(text)
+
+
+def resolve_edit(ctx: ToolContext, path: str) -> tuple[Path, str]:
+    """Resolve a path a tool both reads and writes; returns (real path, display name)."""
+    real = resolve_write(ctx, path)
+    resolve_read(ctx, path)  # an editor shows content, so forbid_read applies too
+    return real, display_path(ctx, real)
+
+
+def unified_diff(before: str, after: str, shown: str, limit_lines: int = 200) -> str:
+    """A unified diff of two texts, capped at ``limit_lines`` lines."""
+    lines = list(
+        difflib.unified_diff(
+            before.replace("\r\n", "\n").splitlines(keepends=True),
+            after.replace("\r\n", "\n").splitlines(keepends=True),
+            fromfile=f"a/{shown}",
+            tofile=f"b/{shown}",
+        )
+    )
+    if len(lines) > limit_lines:
+        extra = len(lines) - limit_lines
+        lines = [*lines[:limit_lines], f"... ({extra} more diff lines)\n"]
+    return "".join(ln if ln.endswith("\n") else ln + "\n" for ln in lines)

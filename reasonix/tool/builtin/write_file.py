@@ -1,0 +1,51 @@
+"""write_file: create or overwrite a whole file (TOOL-10)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from reasonix.errors import ToolError
+from reasonix.tool import ToolContext, ToolResult, register_builtin
+from reasonix.tool.base import FunctionTool
+from reasonix.tool.builtin._files import atomic_write
+from reasonix.tool.paths import display_path, resolve_write
+
+__all__ = ["TOOL"]
+
+DESCRIPTION = (
+    "Write content to a file at the given path, replacing any existing content. Creates "
+    "parent directories as needed. The content is written verbatim as UTF-8. Use for new "
+    "files or complete rewrites; for changes to part of an existing file prefer edit_file "
+    "or multi_edit. Prefer this over shell redirection (echo/cat > file) in bash."
+)
+
+SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "path": {"type": "string", "description": "File to write."},
+        "content": {"type": "string", "description": "The complete new file content."},
+    },
+    "required": ["content", "path"],
+}
+
+
+def _write(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+    real = resolve_write(ctx, args["path"])
+    shown = display_path(ctx, real)
+    if real.is_dir():
+        raise ToolError(f"{shown} is a directory; give a file path")
+    existed = real.exists()
+    data = args["content"].encode("utf-8")
+    atomic_write(real, data)
+    lines = args["content"].count("\n") + (0 if args["content"].endswith("\n") else 1)
+    if not args["content"]:
+        lines = 0
+    verb = "Overwrote" if existed else "Created"
+    return ToolResult(
+        content=f"{verb} {shown} ({lines} lines, {len(data)} bytes).",
+        metadata={"path": str(real), "created": not existed},
+    )
+
+
+TOOL = FunctionTool("write_file", DESCRIPTION, SCHEMA, _write, read_only=False)
+register_builtin(TOOL)
