@@ -15,7 +15,7 @@ from typing import Any
 
 from reasonix.config.model import ModelOverride, ProviderConfig
 
-__all__ = ["PRESETS", "Price", "preset", "preset_names", "presets", "price_for"]
+__all__ = ["PRESETS", "Price", "preset", "preset_names", "presets", "price_for", "price_of"]
 
 
 @dataclass(frozen=True)
@@ -146,17 +146,25 @@ def presets() -> list[ProviderConfig]:
     return [_build(d) for d in PRESETS]
 
 
+def _price(entry: dict[str, Any] | None) -> Price | None:
+    if entry is None:
+        return None
+    return Price(
+        float(entry["input"]),
+        float(entry["output"]),
+        float(entry["cache_read"]),
+        str(entry.get("currency", "USD")),
+    )
+
+
 def price_for(provider_name: str, model: str) -> Price | None:
     """The built-in price of ``model`` on preset ``provider_name``, or None when unknown."""
     for data in PRESETS:
         if data["name"] == provider_name:
-            entry = data.get("prices", {}).get(model)
-            if entry is None:
-                return None
-            return Price(
-                float(entry["input"]),
-                float(entry["output"]),
-                float(entry["cache_read"]),
-                str(entry.get("currency", "USD")),
-            )
+            return _price(data.get("prices", {}).get(model))
     return None
+
+
+def price_of(provider: ProviderConfig, model: str) -> Price | None:
+    """The effective price of ``model`` on a loaded provider (user ``prices`` over presets)."""
+    return _price(provider.prices.get(model))

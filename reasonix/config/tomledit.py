@@ -152,6 +152,27 @@ def _ensure_newline(lines: list[str], newline: str) -> None:
         lines[-1] += newline
 
 
+def _trailing_comment(line: str) -> str:
+    """The ``   # note`` ending the pair's last line, with its spacing, or "".
+
+    A ``#`` starts the comment when the text before it parses on its own; a
+    ``#`` inside a string leaves the string unterminated, so it cannot match.
+    """
+    body = line.rstrip("\r\n")
+    for pos, ch in enumerate(body):
+        if ch != "#":
+            continue
+        head = body[:pos]
+        try:
+            loads(head, "")
+        except ConfigError:
+            continue
+        if "=" not in head:  # a comment-only line, not a pair
+            return ""
+        return body[len(head.rstrip()) :]
+    return ""
+
+
 def _first_header(stmts: list[_Stmt], table: str) -> int:
     return next((s.start for s in stmts if s.header and not s.array and s.table == table), 0)
 
@@ -170,7 +191,8 @@ def set_key(path: Path, table: str, key: str, value: Any) -> None:
         if _matches(stmt, table, key):
             assert stmt.key is not None
             prefix = ".".join(_dump_key(k) for k in stmt.key)
-            lines[stmt.start : stmt.end] = [f"{prefix} = {rendered}{nl}"]
+            comment = _trailing_comment(lines[stmt.end - 1])
+            lines[stmt.start : stmt.end] = [f"{prefix} = {rendered}{comment}{nl}"]
             _write(path, lines)
             return
         if stmt.key is not None and table and stmt.table == "" and stmt.key == table.split("."):

@@ -150,3 +150,13 @@ def test_refused_edit_leaves_file_alone(tmp_path: Path, text: str, needle: str) 
     with pytest.raises(ConfigError, match=needle):
         set_key(path, "agent", "compact_ratio", 0.7)
     assert path.read_text(encoding="utf-8") == text
+
+
+def test_trailing_comment_survives_replacement(tmp_path: Path) -> None:
+    path = tmp_path / "c.toml"
+    path.write_text(SAMPLE, encoding="utf-8")
+    set_key(path, "", "default_model", "a#b")
+    assert 'default_model = "a#b"   # keep me\n' in path.read_text(encoding="utf-8")
+    assert parse(path)["default_model"] == "a#b"
+    set_key(path, "", "default_model", "c")
+    assert 'default_model = "c"   # keep me\n' in path.read_text(encoding="utf-8")
