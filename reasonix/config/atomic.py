@@ -20,7 +20,9 @@ def write_atomic(
     bits and a new one gets ``default_mode``. The temp file lives in the same
     directory because ``os.replace`` is only atomic within one filesystem.
     """
-    path = Path(path)
+    # Write through a symlink (dotfile managers link config files) instead of
+    # replacing the link with a regular file.
+    path = Path(os.path.realpath(path))
     path.parent.mkdir(parents=True, exist_ok=True)
     if mode is None:
         try:

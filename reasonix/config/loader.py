@@ -236,7 +236,12 @@ def _retire(cfg: Config, layer: Layer, migrate: bool) -> None:
     if not retired:
         return
     if migrate and layer.path is not None:
-        removed = drop_legacy_context_keys(layer.path, layer.data)
+        try:
+            removed = drop_legacy_context_keys(layer.path, layer.data)
+        except OSError as exc:
+            # A read-only config must not stop the start: the keys are ignored anyway.
+            cfg.warnings.append(f"{layer.name}: could not remove retired keys: {exc}")
+            return
         cfg.warnings.append(f"{layer.name}: removed retired keys {', '.join(removed)}")
     else:
         names = ", ".join(f"{t}.{k}" if t else k for t, k in retired)

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
+
+import pytest
 
 from reasonix.config import load, paths
 from reasonix.config.legacy import save_setting
@@ -85,3 +88,18 @@ def test_legacy_key_written_as_section(tmp_path: Path) -> None:
     data = tomllib.loads(path.read_text(encoding="utf-8"))
     assert data == {"agent": {"compact_ratio": 0.7}, "serve": {"auth_mode": "none"}}
     assert load(tmp_path).warnings == []  # nothing left to remove
+
+
+def test_read_only_file_does_not_stop_the_start(tmp_path: Path) -> None:
+    if os.name != "posix" or os.geteuid() == 0:
+        pytest.skip("needs a non-root POSIX user for read-only directories")
+    conf_dir = tmp_path / "ro"
+    conf_dir.mkdir()
+    path = conf_dir / "reasonix.toml"
+    path.write_text("[agent]\ncold_resume_prune = true\n", encoding="utf-8")
+    conf_dir.chmod(0o500)
+    try:
+        cfg = load(conf_dir)
+    finally:
+        conf_dir.chmod(0o700)
+    assert any("could not remove" in w for w in cfg.warnings)

@@ -160,3 +160,16 @@ def test_trailing_comment_survives_replacement(tmp_path: Path) -> None:
     assert parse(path)["default_model"] == "a#b"
     set_key(path, "", "default_model", "c")
     assert 'default_model = "c"   # keep me\n' in path.read_text(encoding="utf-8")
+
+
+def test_write_follows_symlink(tmp_path: Path) -> None:
+    if os.name != "posix":
+        pytest.skip("symlinks need privileges on Windows")
+    real = tmp_path / "dotfiles" / "config.toml"
+    real.parent.mkdir()
+    real.write_text("[agent]\n", encoding="utf-8")
+    link = tmp_path / "config.toml"
+    link.symlink_to(real)
+    set_key(link, "agent", "compact_ratio", 0.7)
+    assert link.is_symlink()
+    assert parse(real) == {"agent": {"compact_ratio": 0.7}}
