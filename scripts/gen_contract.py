@@ -1,0 +1,46 @@
+"""Regenerate docs/TOOL_CONTRACT.md and docs/TOOL_CONTRACT.zh-CN.md from the registry.
+
+Usage: python scripts/gen_contract.py [--check]
+
+--check writes nothing and exits 1 when a committed file differs from a fresh
+render (CI and the drift test use the same comparison).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))  # run from a checkout without installing
+
+from reasonix.tool import Registry  # noqa: E402
+from reasonix.tool.builtin import load_all  # noqa: E402
+from reasonix.tool.contract import CONTRACT_FILES, drifted, render_contract  # noqa: E402
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Write (or with --check, verify) the contract documents; returns the exit code."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="verify only; exit 1 on drift")
+    parser.add_argument("--docs", default=str(ROOT / "docs"), help="output directory")
+    args = parser.parse_args(argv)
+    docs = Path(args.docs)
+    load_all()
+    registry = Registry.from_builtins()
+    if args.check:
+        stale = drifted(registry, docs)
+        for name in stale:
+            sys.stderr.write(f"{name} is out of date; run: python scripts/gen_contract.py\n")
+        return 1 if stale else 0
+    docs.mkdir(parents=True, exist_ok=True)
+    for name, lang in CONTRACT_FILES.items():
+        (docs / name).write_text(render_contract(registry, lang), encoding="utf-8")
+    sys.stdout.write(f"wrote {len(CONTRACT_FILES)} files for {len(registry)} tools in {docs}\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
