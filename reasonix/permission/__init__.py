@@ -1,1 +1,47 @@
-"""Permission policy: decisions, rules, modes and the bash classifier."""
+"""Permission policy: decisions, rules, modes, the bash classifier and the approval gate.
+
+Public surface (see docs/PERMISSIONS.md)::
+
+    policy = Policy(mode, allow, ask, deny, allow_dynamic_bash=False, workspace=None)
+    policy.decide(tool_name, read_only, args) -> Decision        # pure
+    gate = Gate(policy.with_allow(parse_allowed_tools(flags)), approver, persist)
+    gate.check(tool_name, read_only, args) -> GateOutcome
+
+The OS sandbox for bash lives in :mod:`reasonix.permission.sandbox`.
+"""
+
+from __future__ import annotations
+
+from reasonix.permission.approval import (
+    ApprovalChoice,
+    ApprovalRequest,
+    Approver,
+    Gate,
+    GateOutcome,
+    parse_allowed_tools,
+)
+from reasonix.permission.bash import BashAnalysis, Kind, Segment, analyze
+from reasonix.permission.modes import Decision, Mode, parse_mode
+from reasonix.permission.policy import Policy, Verdict, suggest_rule
+from reasonix.permission.rules import Rule, parse_rule
+
+__all__ = [
+    "ApprovalChoice",
+    "ApprovalRequest",
+    "Approver",
+    "BashAnalysis",
+    "Decision",
+    "Gate",
+    "GateOutcome",
+    "Kind",
+    "Mode",
+    "Policy",
+    "Rule",
+    "Segment",
+    "Verdict",
+    "analyze",
+    "parse_allowed_tools",
+    "parse_mode",
+    "parse_rule",
+    "suggest_rule",
+]

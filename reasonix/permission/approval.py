@@ -1,0 +1,218 @@
+"""The approval gate every tool call passes (LOOP-5, PERM-8, PERM-9, D3).
+
+:class:`Gate` wraps a :class:`~reasonix.permission.policy.Policy` with the two
+things policy cannot know: a human (``approver``) and a place to save
+"always allow" rules (``persist``, which the agent/cli layer points at
+``reasonix.config.tomledit.append_to_array(path, "permissions", "allow", rule)``).
+
+``approver=None`` means headless: Ask fails closed with a message the model can
+read and the user can act on. Session grants live in memory only (D3).
+"""
+
+from __future__ import annotations
+
+import enum
+import shlex
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from reasonix.errors import ConfigError, ReasonixError
+from reasonix.permission.modes import Decision
+from reasonix.permission.policy import Policy, Verdict, conservative_prefix_rule
+from reasonix.permission.rules import parse_rule
+
+__all__ = [
+    "ApprovalChoice",
+    "ApprovalRequest",
+    "Approver",
+    "Gate",
+    "GateOutcome",
+    "parse_allowed_tools",
+    "summarize_call",
+]
+
+
+class ApprovalChoice(enum.Enum):
+    """What the human answered."""
+
+    ONCE = "once"
+    SESSION = "session"
+    ALWAYS = "always"
+    DENY = "deny"
+
+
+@dataclass(frozen=True)
+class ApprovalRequest:
+    """Everything a frontend shows before the user answers.
+
+    ``suggested_rule`` is exactly what SESSION/ALWAYS will add (shown before saving);
+    ``alternative_rule`` is an optional broader bash scope (``Bash(git push:*)``) a
+    frontend may offer — it can grant it itself via :meth:`Gate.grant` and answer ONCE.
+    ``fresh``: nested/indirect bash that only a human (or an exact literal) may allow.
+    """
+
+    tool_name: str
+    summary: str
+    args: dict[str, Any]
+    choices: tuple[ApprovalChoice, ...]
+    suggested_rule: str
+    reason: str
+    alternative_rule: str = ""
+    fresh: bool = False
+
+
+@dataclass(frozen=True)
+class GateOutcome:
+    """The gate's answer. ``message`` is model-readable text when not allowed."""
+
+    allowed: bool
+    message: str
+    decision: Decision
+    rule: str = ""  # the rule granted by a SESSION/ALWAYS answer
+
+
+Approver = Callable[[ApprovalRequest], ApprovalChoice]
+
+
+@dataclass
+class Gate:
+    """Policy + approver + persistence. One per session; not thread-safe by design of use
+    (the loop asks one approval at a time)."""
+
+    policy: Policy
+    approver: Approver | None = None
+    persist: Callable[[str], None] | None = None
+    session_rules: list[str] = field(default_factory=list)
+
+    @property
+    def headless(self) -> bool:
+        """True when nobody can answer (``reasonix run``, headless sub-agents)."""
+        return self.approver is None
+
+    def grant(self, rule: str) -> None:
+        """Allow ``rule`` for the rest of this session (validated; memory only)."""
+        canonical = parse_rule(rule).text
+        if canonical not in self.session_rules:
+            self.session_rules.append(canonical)
+            self.policy = self.policy.with_allow([canonical])
+
+    def check(self, tool_name: str, read_only: bool, args: dict[str, Any]) -> GateOutcome:
+        """Decide one call, asking the approver when the policy says Ask."""
+        verdict = self.policy.evaluate(tool_name, read_only, args)
+        if verdict.decision is Decision.ALLOW:
+            return GateOutcome(True, verdict.reason, Decision.ALLOW)
+        if verdict.decision is Decision.DENY:
+            return GateOutcome(False, f"denied: {verdict.reason}", Decision.DENY)
+        if self.approver is None:
+            return GateOutcome(False, headless_message(verdict), Decision.ASK)
+        return self._ask(tool_name, args, verdict)
+
+    def _ask(self, tool_name: str, args: dict[str, Any], verdict: Verdict) -> GateOutcome:
+        assert self.approver is not None
+        rule = verdict.suggested_rule
+        if verdict.explicit or not rule:
+            # An explicit ask rule outranks every allow: remembering would not help.
+            choices: tuple[ApprovalChoice, ...] = (ApprovalChoice.ONCE, ApprovalChoice.DENY)
+        else:
+            choices = tuple(ApprovalChoice)
+        alternative = ""
+        if tool_name == "bash" and not verdict.fresh and not verdict.explicit:
+            alternative = conservative_prefix_rule(str(args.get("command", "")))
+        request = ApprovalRequest(
+            tool_name=tool_name,
+            summary=summarize_call(tool_name, args),
+            args=dict(args),
+            choices=choices,
+            suggested_rule=rule if len(choices) > 2 else "",
+            reason=verdict.reason,
+            alternative_rule=alternative if alternative != rule else "",
+            fresh=verdict.fresh,
+        )
+        choice = self.approver(request)
+        if choice not in choices or choice is ApprovalChoice.DENY:
+            return GateOutcome(False, "denied: the user declined this call", Decision.ASK)
+        if choice is ApprovalChoice.ONCE:
+            return GateOutcome(True, "approved once by the user", Decision.ASK)
+        self.grant(rule)
+        if choice is ApprovalChoice.SESSION or self.persist is None:
+            return GateOutcome(True, f"approved for this session: {rule}", Decision.ASK, rule)
+        try:
+            self.persist(rule)
+        except (OSError, ReasonixError) as exc:
+            # The call itself was approved; only remembering failed — say so, don't block.
+            note = f"approved for this session; saving {rule!r} failed: {exc}"
+            return GateOutcome(True, note, Decision.ASK, rule)
+        return GateOutcome(True, f"approved and saved: {rule}", Decision.ASK, rule)
+
+
+def headless_message(verdict: Verdict) -> str:
+    """The fail-closed text for an Ask nobody can answer (PERM-9)."""
+    rule = shlex.quote(verdict.suggested_rule) if verdict.suggested_rule else ""
+    if verdict.explicit:
+        return (
+            f"denied: needs approval ({verdict.reason}); an explicit ask rule cannot be "
+            "pre-approved headless; run interactively or with --yolo"
+        )
+    if verdict.fresh:
+        hint = f"--allowed-tools {rule} or --yolo" if rule else "--yolo"
+        return f"denied: {verdict.reason}; rerun with {hint}"
+    hint = f"--auto or --allowed-tools {rule}" if rule else "--auto"
+    return f"denied: needs approval; rerun with {hint}"
+
+
+def summarize_call(tool_name: str, args: dict[str, Any]) -> str:
+    """One line for the approval prompt: the bash command, the path, the URL …"""
+    for key in ("command", "path", "file_path", "notebook_path", "url", "pattern", "query"):
+        value = args.get(key)
+        if isinstance(value, str) and value:
+            return f"{tool_name}: {value}"
+    if isinstance(args.get("source_path"), str):
+        return f"{tool_name}: {args['source_path']} -> {args.get('destination_path', '')}"
+    return tool_name
+
+
+def parse_allowed_tools(values: Iterable[str]) -> list[str]:
+    """Split ``--allowed-tools`` values into canonical rules (session allow rules).
+
+    Items are separated by commas or whitespace, except inside parentheses
+    (``Bash(git diff:*)`` stays whole). A ``Bash=<literal>`` item takes the rest of
+    its value verbatim, so give a literal its own ``--allowed-tools`` flag.
+    Raises :class:`ConfigError` naming a malformed rule.
+    """
+    out: list[str] = []
+    for value in values:
+        for item in _split_rules(value):
+            try:
+                rule = parse_rule(item).text
+            except ConfigError as exc:
+                raise ConfigError(exc.detail, key="--allowed-tools") from None
+            if rule not in out:
+                out.append(rule)
+    return out
+
+
+def _split_rules(value: str) -> list[str]:
+    items: list[str] = []
+    buf: list[str] = []
+    depth = 0
+    i = 0
+    while i < len(value):
+        c = value[i]
+        if depth == 0 and not buf and value.startswith(("Bash=", "bash="), i):
+            items.append(value[i:].strip())
+            return items
+        if c == "(":
+            depth += 1
+        elif c == ")":
+            depth = max(depth - 1, 0)
+        if depth == 0 and (c == "," or c.isspace()):
+            if buf:
+                items.append("".join(buf))
+                buf = []
+        else:
+            buf.append(c)
+        i += 1
+    if buf:
+        items.append("".join(buf))
+    return items

@@ -1,0 +1,365 @@
+"""The pure permission policy: rules × mode → decision (PERM-1…13, D13, D14).
+
+``Policy.decide`` is the contract (DESIGN §3); ``Policy.evaluate`` returns the
+same decision with the reason and the hints a gate needs (whether a human must
+approve afresh, which rule "always allow" would save). No I/O happens here:
+``~`` is expanded once when the policy is built.
+
+Order for one call: explicit deny → explicit ask → allow → fallback. Bash is
+decided per segment (D13) and the whole command gets the most restrictive
+segment result.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+from urllib.parse import urlsplit
+
+from reasonix.errors import ConfigError
+from reasonix.permission.bash import BashAnalysis, Kind, Segment, analyze
+from reasonix.permission.modes import Decision, Mode, parse_mode
+from reasonix.permission.rules import (
+    EDIT_TOOLS,
+    Rule,
+    domain_match,
+    glob_match,
+    parse_rule,
+    path_match,
+    subjects,
+)
+
+__all__ = ["Policy", "Verdict", "conservative_prefix_rule", "parse_rules", "suggest_rule"]
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A decision with its reason.
+
+    ``fresh``: only a human answering now (or an exact ``Bash=<literal>``) may allow it —
+    nested/indirect bash (PERM-12). ``explicit``: an explicit ``ask`` rule matched, so a
+    session/always grant would not help (ask beats allow). ``suggested_rule``: what an
+    "allow for the session / always" answer would add.
+    """
+
+    decision: Decision
+    reason: str
+    fresh: bool = False
+    explicit: bool = False
+    suggested_rule: str = ""
+
+    def __str__(self) -> str:
+        return f"{self.decision}: {self.reason}"
+
+
+def parse_rules(rules: Iterable[str], key: str = "") -> tuple[Rule, ...]:
+    """Parse a list of rule strings; the ConfigError names the list (``key``) and the rule."""
+    out = []
+    for text in rules:
+        try:
+            out.append(parse_rule(text))
+        except ConfigError as exc:
+            if not key or exc.key:
+                raise
+            raise ConfigError(exc.detail, file=exc.file, line=exc.line, key=key) from None
+    return tuple(out)
+
+
+class Policy:
+    """Decides one tool call from rules and a mode. Immutable; build a new one to change it.
+
+    ``workspace`` anchors relative path specifiers and arguments (``None``: compared as
+    written). ``home`` expands ``~`` in path rules (default: the user's home).
+    """
+
+    def __init__(
+        self,
+        mode: Mode | str = Mode.ASK,
+        allow: Iterable[str] = (),
+        ask: Iterable[str] = (),
+        deny: Iterable[str] = (),
+        allow_dynamic_bash: bool = False,
+        workspace: str | os.PathLike[str] | None = None,
+        home: str | None = None,
+    ) -> None:
+        self.mode = parse_mode(mode)
+        self.allow = parse_rules(allow, "permissions.allow")
+        self.ask = parse_rules(ask, "permissions.ask")
+        self.deny = parse_rules(deny, "permissions.deny")
+        self.allow_dynamic_bash = allow_dynamic_bash
+        self.workspace = os.fspath(workspace) if workspace is not None else None
+        self.home = home if home is not None else os.path.expanduser("~")
+
+    def with_allow(self, rules: Iterable[str]) -> Policy:
+        """A copy with extra allow rules (session grants, ``--allowed-tools``)."""
+        new = self._copy()
+        new.allow = self.allow + parse_rules(rules, "allowed-tools")
+        return new
+
+    def with_mode(self, mode: Mode | str) -> Policy:
+        """A copy in another posture."""
+        new = self._copy()
+        new.mode = parse_mode(mode)
+        return new
+
+    def _copy(self) -> Policy:
+        new = Policy.__new__(Policy)
+        new.__dict__.update(self.__dict__)
+        return new
+
+    # ----------------------------------------------------------------- API
+    def decide(self, tool_name: str, read_only: bool, args: dict[str, Any]) -> Decision:
+        """Allow, Ask or Deny for one call (pure)."""
+        return self.evaluate(tool_name, read_only, args).decision
+
+    def evaluate(self, tool_name: str, read_only: bool, args: dict[str, Any]) -> Verdict:
+        """The decision with its reason and approval hints."""
+        args = args if isinstance(args, dict) else {}
+        if tool_name == "bash":
+            return self._bash(str(args.get("command", "")), read_only, args)
+        suggestion = suggest_rule(tool_name, args, self.workspace)
+        hit = self._first(self.deny, tool_name, args, any_subject=True)
+        if hit:
+            return Verdict(Decision.DENY, f"matches deny rule {hit.text!r}")
+        hit = self._first(self.ask, tool_name, args, any_subject=True)
+        if hit:
+            return self._explicit_ask(hit.text, read_only, suggestion)
+        plan_block = self.mode is Mode.PLAN and not read_only
+        hit = self._first(self.allow, tool_name, args, any_subject=False)
+        if hit and not plan_block:
+            return Verdict(Decision.ALLOW, f"matches allow rule {hit.text!r}")
+        if read_only:
+            return Verdict(Decision.ALLOW, "read-only tool")
+        d, why = self._writer_fallback(tool_name)
+        return Verdict(d, f"{tool_name}: {why}", suggested_rule=suggestion)
+
+    # ---------------------------------------------------------- rule match
+    def _first(
+        self, rules: Sequence[Rule], tool: str, args: dict[str, Any], any_subject: bool
+    ) -> Rule | None:
+        for rule in rules:
+            if self._matches(rule, tool, args, any_subject):
+                return rule
+        return None
+
+    def _matches(self, rule: Rule, tool: str, args: dict[str, Any], any_subject: bool) -> bool:
+        if not rule.covers_tool(tool):
+            return False
+        if rule.kind in ("bare", "server"):
+            return True
+        subs = subjects(rule.subject, args)
+        if not subs:
+            return False  # PERM-4: a rule whose subject the args do not expose is bare-only
+        hits = [self._subject_match(rule, s) for s in subs]
+        # move_file: an allow needs both paths inside the rule, a deny/ask either of them.
+        return any(hits) if any_subject else all(hits)
+
+    def _subject_match(self, rule: Rule, subject: str) -> bool:
+        spec = rule.specifier
+        if rule.subject == "path":
+            return path_match(spec, subject, self.workspace, self.home)
+        if rule.subject == "url" and spec.startswith("domain:"):
+            return domain_match(spec, subject)
+        return glob_match(spec, subject)
+
+    # ------------------------------------------------------------ fallback
+    def _writer_fallback(self, tool: str) -> tuple[Decision, str]:
+        m = self.mode
+        if m is Mode.ASK:
+            return Decision.ASK, "needs approval (mode ask)"
+        if m is Mode.AUTO:
+            return Decision.ALLOW, "allowed by mode auto"
+        if m is Mode.BYPASS:
+            return Decision.ALLOW, "allowed by mode bypassPermissions"
+        if m is Mode.ACCEPT_EDITS:
+            if tool in EDIT_TOOLS:
+                return Decision.ALLOW, "file edit allowed by mode acceptEdits"
+            return Decision.ASK, "needs approval (acceptEdits covers file edits only)"
+        if m is Mode.PLAN:
+            return Decision.DENY, "plan mode blocks writers until the plan is approved"
+        return Decision.DENY, "not pre-approved (mode dontAsk)"
+
+    def _explicit_ask(self, rule_text: str, read_only: bool, suggestion: str) -> Verdict:
+        why = f"matches ask rule {rule_text!r}"
+        if self.mode is Mode.BYPASS:
+            return Verdict(Decision.ALLOW, f"{why}; passed by mode bypassPermissions")
+        if self.mode is Mode.DONT_ASK:
+            return Verdict(Decision.DENY, f"{why}; mode dontAsk never prompts")
+        if self.mode is Mode.PLAN and not read_only:
+            return Verdict(Decision.DENY, "plan mode blocks writers until the plan is approved")
+        return Verdict(Decision.ASK, why, explicit=True, suggested_rule=suggestion)
+
+    # ---------------------------------------------------------------- bash
+    def _bash(self, command: str, read_only: bool, args: dict[str, Any]) -> Verdict:
+        analysis = analyze(command)
+        literal = command.strip()
+        suggestion = suggest_rule("bash", args, self.workspace, analysis)
+        for rule in self.deny:
+            if rule.is_bash and _bash_hit(rule, literal, analysis):
+                return Verdict(Decision.DENY, f"matches deny rule {rule.text!r}")
+        for rule in self.ask:
+            if rule.is_bash and _bash_hit(rule, literal, analysis):
+                return self._explicit_ask(rule.text, read_only, suggestion)
+        if self.mode is Mode.PLAN and not read_only:
+            return Verdict(Decision.DENY, "plan mode blocks writers until the plan is approved")
+        for rule in self.allow:
+            if rule.is_bash and rule.kind == "literal" and rule.specifier == literal:
+                return Verdict(Decision.ALLOW, f"matches allow rule {rule.text!r}")
+        if not analysis.segments:
+            return Verdict(Decision.ALLOW, "empty command")
+        worst = Verdict(Decision.ALLOW, "")
+        for seg in analysis.segments:
+            v = self._segment(seg, read_only)
+            if v.decision > worst.decision or (
+                v.fresh and not worst.fresh and v.decision == worst.decision
+            ):
+                worst = v
+        if worst.decision is Decision.ALLOW:
+            return Verdict(Decision.ALLOW, _allow_reason(analysis, self, read_only))
+        return replace(worst, suggested_rule=suggestion)
+
+    def _segment(self, seg: Segment, read_only: bool) -> Verdict:
+        label = f"bash segment {seg.source or seg.text!r}"
+        if seg.kind is Kind.STATIC:
+            for rule in self.allow:
+                if rule.is_bash and rule.kind != "literal" and _static_hit(rule, seg):
+                    return Verdict(Decision.ALLOW, f"{label} matches {rule.text!r}")
+        if seg.kind is Kind.NESTED:
+            return self._nested(seg, label, read_only)
+        if read_only:
+            return Verdict(Decision.ALLOW, f"{label}: read-only")
+        d, why = self._writer_fallback("bash")
+        detail = (
+            "matches no allow rule" if seg.kind is Kind.STATIC else f"is dynamic ({seg.reasons[0]})"
+        )
+        return Verdict(d, f"{label} {detail}; {why}")
+
+    def _nested(self, seg: Segment, label: str, read_only: bool) -> Verdict:
+        why = f"{label} is nested/indirect execution ({seg.reasons[0]})"
+        if self.mode is Mode.BYPASS:
+            return Verdict(Decision.ALLOW, f"{why}; passed by mode bypassPermissions")
+        fallback, _ = self._writer_fallback("bash")
+        if self.allow_dynamic_bash and (read_only or fallback is Decision.ALLOW):
+            return Verdict(Decision.ALLOW, f"{why}; allow_dynamic_bash")
+        if self.mode is Mode.DONT_ASK:
+            return Verdict(Decision.DENY, f"{why}; mode dontAsk never prompts")
+        return Verdict(Decision.ASK, f"{why}; needs fresh human approval", fresh=True)
+
+
+def _allow_reason(analysis: BashAnalysis, policy: Policy, read_only: bool) -> str:
+    parts = [policy._segment(s, read_only).reason for s in analysis.segments]
+    return "; ".join(parts)
+
+
+def _prefix_words(seg: Segment, use_basename: bool) -> tuple[str, ...]:
+    if use_basename and seg.argv:
+        return (seg.name, *seg.argv[1:])
+    return seg.argv
+
+
+def _prefix_hit(prefix: str, argv: tuple[str, ...]) -> bool:
+    want = tuple(prefix.split())
+    return len(argv) >= len(want) and argv[: len(want)] == want
+
+
+def _static_hit(rule: Rule, seg: Segment) -> bool:
+    """Allow matching: only literal segments, word-boundary prefixes, whole-text globs."""
+    if rule.kind == "bare":
+        return True
+    if rule.kind == "prefix":
+        return _prefix_hit(rule.specifier, seg.argv)
+    return rule.kind == "spec" and glob_match(rule.specifier, seg.text)
+
+
+def _bash_hit(rule: Rule, literal: str, analysis: BashAnalysis) -> bool:
+    """Deny/ask matching is eager: any segment, wrapped commands, `/bin/rm` as `rm`, raw text."""
+    if rule.kind == "bare":
+        return True
+    if rule.kind == "literal":
+        return rule.specifier == literal
+    for seg in analysis.segments:
+        for argv in {_prefix_words(seg, False), _prefix_words(seg, True)}:
+            if rule.kind == "prefix" and _prefix_hit(rule.specifier, argv):
+                return True
+            if rule.kind == "spec" and glob_match(rule.specifier, " ".join(argv)):
+                return True
+        if rule.kind == "spec" and glob_match(rule.specifier, seg.source):
+            return True
+    return rule.kind == "spec" and glob_match(rule.specifier, literal)
+
+
+def _conservative_prefix(seg: Segment) -> str:
+    words = list(seg.argv[:2])
+    if len(words) == 2 and (words[1].startswith("-") or not words[1].replace("-", "").isalnum()):
+        words = words[:1]
+    return " ".join(words)
+
+
+def suggest_rule(
+    tool_name: str,
+    args: dict[str, Any],
+    workspace: str | None = None,
+    analysis: BashAnalysis | None = None,
+) -> str:
+    """The rule an "allow for the session / always" answer saves (PERM-8).
+
+    Bash: the concrete command — ``Bash(<words>)`` for one static segment without glob
+    characters, else ``Bash=<literal>``. File tools: ``Edit(<path>)`` (relative to the
+    workspace when inside it). ``web_fetch``: ``WebFetch(domain:<host>)``. Others: the tool ID.
+    """
+    if tool_name == "bash":
+        command = str(args.get("command", "")).strip()
+        analysis = analysis or analyze(command)
+        segs = analysis.segments
+        if (
+            len(segs) == 1
+            and segs[0].kind is Kind.STATIC
+            and not any(ch in segs[0].text for ch in "*?()\n")
+            and not segs[0].text.endswith(":*")
+            and segs[0].text == command
+        ):
+            return f"Bash({command})"
+        return f"Bash={command}"
+    if tool_name in EDIT_TOOLS:
+        paths = subjects("path", args)
+        if len(paths) == 1:
+            return f"Edit({_rel(paths[0], workspace)})"
+        rels = [_rel(p, workspace) for p in paths]
+        if len(rels) > 1 and len({r.startswith("/") for r in rels}) == 1:
+            # move_file: one rule must cover both paths, so offer their common directory.
+            common = posixpath.commonpath(rels)
+            return f"Edit({common}/**)" if common not in ("", ".", "/") else "Edit(**)"
+        if rels:
+            return "Edit(**)"
+    if tool_name == "web_fetch":
+        try:
+            host = urlsplit(str(args.get("url", ""))).hostname or ""
+        except ValueError:
+            host = ""
+        if host:
+            return f"WebFetch(domain:{host.lower()})"
+    return tool_name
+
+
+def _rel(path: str, workspace: str | None) -> str:
+    path = path.replace("\\", "/")
+    if workspace and path.startswith("/"):
+        ws = workspace.rstrip("/").replace("\\", "/")
+        if path == ws:
+            return "."
+        if path.startswith(ws + "/"):
+            return path[len(ws) + 1 :]
+    return posixpath.normpath(path) if path else path
+
+
+def conservative_prefix_rule(command: str) -> str:
+    """The optional broader scope offered next to the concrete command: ``Bash(git push:*)``."""
+    analysis = analyze(command)
+    if len(analysis.segments) == 1 and analysis.segments[0].kind is Kind.STATIC:
+        prefix = _conservative_prefix(analysis.segments[0])
+        if prefix and prefix.isascii():
+            return f"Bash({prefix}:*)"
+    return ""

@@ -1,0 +1,155 @@
+"""The approval gate: headless fail-closed text, session/always grants, --allowed-tools."""
+
+from __future__ import annotations
+
+import pytest
+
+from reasonix.errors import ConfigError
+from reasonix.permission import (
+    ApprovalChoice,
+    ApprovalRequest,
+    Decision,
+    Gate,
+    Policy,
+    parse_allowed_tools,
+)
+
+
+class Scripted:
+    """An approver that answers from a list and records what it was shown."""
+
+    def __init__(self, *answers: ApprovalChoice) -> None:
+        self.answers = list(answers)
+        self.seen: list[ApprovalRequest] = []
+
+    def __call__(self, request: ApprovalRequest) -> ApprovalChoice:
+        self.seen.append(request)
+        return self.answers.pop(0)
+
+
+def test_headless_ask_fails_closed_with_actionable_text() -> None:
+    out = Gate(Policy("ask")).check("bash", False, {"command": "npm test"})
+    assert not out.allowed and out.decision is Decision.ASK
+    assert out.message == (
+        "denied: needs approval; rerun with --auto or --allowed-tools 'Bash(npm test)'"
+    )
+
+
+def test_headless_readers_still_run_and_deny_is_reported() -> None:
+    gate = Gate(Policy("ask", deny=["Read(secret.txt)"], workspace="/ws"))
+    assert gate.check("read_file", True, {"path": "a.txt"}).allowed
+    out = gate.check("read_file", True, {"path": "/ws/secret.txt"})
+    assert not out.allowed and out.decision is Decision.DENY
+    assert out.message.startswith("denied: matches deny rule")
+
+
+def test_headless_auto_runs_writers_but_not_nested_or_explicit_ask() -> None:
+    gate = Gate(Policy("auto", ask=["Bash(git push:*)"]))
+    assert gate.check("bash", False, {"command": "make build"}).allowed
+    nested = gate.check("bash", False, {"command": "sh -c 'make'"})
+    assert not nested.allowed
+    assert "--allowed-tools 'Bash=sh -c '\"'\"'make'\"'\"''" in nested.message
+    assert "--auto" not in nested.message
+    explicit = gate.check("bash", False, {"command": "git push"})
+    assert not explicit.allowed and "ask rule" in explicit.message
+
+
+def test_headless_yolo_passes_ask_and_nested_but_not_deny() -> None:
+    gate = Gate(Policy("yolo", ask=["Bash(git push:*)"], deny=["Bash(rm:*)"]))
+    assert gate.check("bash", False, {"command": "git push"}).allowed
+    assert gate.check("bash", False, {"command": "eval x"}).allowed
+    assert not gate.check("bash", False, {"command": "rm -r x"}).allowed
+
+
+def test_session_grant_is_remembered_in_memory_only() -> None:
+    saved: list[str] = []
+    approver = Scripted(ApprovalChoice.SESSION)
+    gate = Gate(Policy("ask"), approver, saved.append)
+    first = gate.check("bash", False, {"command": "npm test"})
+    assert first.allowed and first.rule == "Bash(npm test)"
+    assert gate.check("bash", False, {"command": "npm test"}).allowed
+    assert len(approver.seen) == 1 and saved == []
+    assert gate.session_rules == ["Bash(npm test)"]
+    request = approver.seen[0]
+    assert request.suggested_rule == "Bash(npm test)"
+    assert request.alternative_rule == "Bash(npm test:*)"
+    assert request.choices == tuple(ApprovalChoice)
+    assert request.summary == "bash: npm test"
+
+
+def test_always_persists_the_shown_rule() -> None:
+    saved: list[str] = []
+    gate = Gate(Policy("ask", workspace="/ws"), Scripted(ApprovalChoice.ALWAYS), saved.append)
+    out = gate.check("edit_file", False, {"path": "/ws/src/a.py"})
+    assert out.allowed and saved == ["Edit(src/a.py)"]
+    assert gate.check("edit_file", False, {"path": "src/a.py"}).allowed
+
+
+def test_persist_failure_still_allows_the_call() -> None:
+    def broken(rule: str) -> None:
+        raise OSError("read-only file system")
+
+    gate = Gate(Policy("ask"), Scripted(ApprovalChoice.ALWAYS), broken)
+    out = gate.check("bash", False, {"command": "make"})
+    assert out.allowed and "failed" in out.message
+
+
+def test_once_and_deny_answers() -> None:
+    approver = Scripted(ApprovalChoice.ONCE, ApprovalChoice.DENY)
+    gate = Gate(Policy("ask"), approver)
+    assert gate.check("bash", False, {"command": "make"}).allowed
+    out = gate.check("bash", False, {"command": "make"})
+    assert not out.allowed and "declined" in out.message
+    assert gate.session_rules == []
+
+
+def test_nested_needs_fresh_approval_even_in_auto_and_grants_a_literal() -> None:
+    approver = Scripted(ApprovalChoice.SESSION)
+    gate = Gate(Policy("auto"), approver)
+    cmd = "find . -name '*.o' -exec rm {} +"
+    assert gate.check("bash", False, {"command": cmd}).allowed
+    assert approver.seen[0].fresh
+    assert approver.seen[0].suggested_rule == f"Bash={cmd}"
+    assert approver.seen[0].alternative_rule == ""
+    assert gate.check("bash", False, {"command": cmd}).allowed
+    approver.answers.append(ApprovalChoice.DENY)  # a different nested command asks again
+    assert not gate.check("bash", False, {"command": "find . -exec ls {} +"}).allowed
+    assert len(approver.seen) == 2
+
+
+def test_explicit_ask_offers_only_once_or_deny() -> None:
+    approver = Scripted(ApprovalChoice.SESSION)
+    gate = Gate(Policy("auto", ask=["Bash(git push:*)"]), approver)
+    out = gate.check("bash", False, {"command": "git push"})
+    assert not out.allowed  # SESSION was not offered
+    assert approver.seen[0].choices == (ApprovalChoice.ONCE, ApprovalChoice.DENY)
+    assert approver.seen[0].suggested_rule == ""
+
+
+@pytest.mark.parametrize(
+    ("values", "expected"),
+    [
+        (["Read,Edit"], ["Read", "Edit"]),
+        (["Bash(git diff:*) Bash(go test:*)"], ["Bash(git diff:*)", "Bash(go test:*)"]),
+        (["Bash(git log --oneline, -n 3)"], ["Bash(git log --oneline, -n 3)"]),
+        (["Read", "Read"], ["Read"]),
+        (["Edit(docs/**), Bash=ls -la, x"], ["Edit(docs/**)", "Bash=ls -la, x"]),
+        (["  "], []),
+    ],
+)
+def test_parse_allowed_tools(values: list[str], expected: list[str]) -> None:
+    assert parse_allowed_tools(values) == expected
+
+
+def test_allowed_tools_are_session_allows_and_deny_still_wins() -> None:
+    policy = Policy("ask", deny=["Bash(git push:*)"]).with_allow(
+        parse_allowed_tools(["Bash(git:*)"])
+    )
+    gate = Gate(policy)
+    assert gate.check("bash", False, {"command": "git log"}).allowed
+    assert not gate.check("bash", False, {"command": "git push"}).allowed
+
+
+def test_allowed_tools_rejects_malformed_rules() -> None:
+    with pytest.raises(ConfigError, match="--allowed-tools"):
+        parse_allowed_tools(["Edit()"])
