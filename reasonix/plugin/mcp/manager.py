@@ -1,0 +1,259 @@
+"""McpManager: every configured MCP server of one session, for the agent layer.
+
+Usage (``reasonix run`` / the TUI wire it like this)::
+
+    mgr = McpManager(cfg.mcp_servers, workspace=root,
+                     env_lookup=chain_lookup(cfg.project_env, environ_lookup),
+                     startup_timeout=cfg.tools.mcp_startup_timeout_seconds,
+                     call_timeout=cfg.tools.mcp_call_timeout_seconds,
+                     debug_log=args.mcp_debug)      # Path or None (--mcp-debug FILE)
+    mgr.start()                 # background threads, returns at once
+    mgr.wait_ready(3.0)         # D21: at most 3 s before the first model request
+    for tool in mgr.tools():    # direct tools of ready servers + use_capability;
+        registry.add(tool)      # frozen at the first call: the schema never changes
+    for text in mgr.drain_notices(): ui.notice(text)   # ERR-6 / MCP-27
+    ...
+    mgr.prompts(); mgr.get_prompt(server, name, args)   # /mcp__server__prompt
+    mgr.resources(); mgr.read_resource(server, uri)     # @server:uri
+    mgr.close()
+
+A server that fails to start is skipped with a notice; it never stops the
+others or the session. ``${VAR}`` expansion (D22) happens per server at start,
+so an unset variable fails only the server that uses it. The variables
+``REASONIX_WORKSPACE_ROOT`` and ``CLAUDE_PROJECT_DIR`` expand to the
+workspace and outrank the environment (MCP-10).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from reasonix.cancel import Cancel
+from reasonix.config.expand import Lookup, chain_lookup, environ_lookup
+from reasonix.config.model import McpServerConfig
+from reasonix.config.paths import state_dir
+from reasonix.errors import PluginError
+from reasonix.plugin.mcp.connect import ConnectOptions
+from reasonix.plugin.mcp.debug import DebugLog
+from reasonix.plugin.mcp.httpwire import AuthHook
+from reasonix.plugin.mcp.render import render_prompt, render_resource, tool_id
+from reasonix.plugin.mcp.runtime import ServerRuntime, ServerStatus
+from reasonix.plugin.mcp.tools import McpTool, UseCapabilityTool
+from reasonix.tool import Tool
+
+__all__ = ["McpManager", "PromptInfo", "ResourceInfo"]
+
+START_WAIT_SECONDS = 3.0  # D21
+
+
+@dataclass
+class PromptInfo:
+    """An MCP prompt, offered as the slash command ``/<command>``."""
+
+    server: str
+    name: str
+    description: str = ""
+    arguments: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def command(self) -> str:
+        """``mcp__<server>__<prompt>`` (CMD-6)."""
+        return tool_id(self.server, self.name)
+
+
+@dataclass
+class ResourceInfo:
+    """An MCP resource, referenced in chat as ``@<server>:<uri>``."""
+
+    server: str
+    uri: str
+    name: str = ""
+    mime_type: str = ""
+
+
+class McpManager:
+    """Owns one :class:`ServerRuntime` per enabled server."""
+
+    def __init__(
+        self,
+        servers: Sequence[McpServerConfig],
+        *,
+        workspace: Path | None = None,
+        env_lookup: Lookup | None = None,
+        startup_timeout: float = 30.0,
+        call_timeout: float = 300.0,
+        log_dir: Path | None = None,
+        debug_log: Path | None = None,
+        auth_for: Callable[[McpServerConfig], AuthHook | None] | None = None,
+        on_notice: Callable[[str], None] | None = None,
+        era: str = "auto",
+    ) -> None:
+        self.workspace = workspace.resolve() if workspace is not None else None
+        self._notices: list[str] = []
+        self._notice_lock = threading.Lock()
+        self._on_notice = on_notice
+        self._debug = DebugLog(debug_log) if debug_log is not None else None
+        ws_vars: dict[str, str] = {}
+        if self.workspace is not None:
+            ws_vars = {"REASONIX_WORKSPACE_ROOT": str(self.workspace)}
+            ws_vars["CLAUDE_PROJECT_DIR"] = str(self.workspace)
+        lookup = chain_lookup(ws_vars, env_lookup or environ_lookup)
+        logs = log_dir if log_dir is not None else state_dir() / "logs" / "mcp"
+        self.runtimes: dict[str, ServerRuntime] = {}
+        for server in servers:
+            if not server.enabled:
+                continue
+            options = ConnectOptions(
+                workspace=self.workspace,
+                log_dir=logs,
+                debug=self._debug,
+                auth=auth_for(server) if auth_for is not None else None,
+                era=era,
+            )
+            self.runtimes[server.name] = ServerRuntime(
+                server,
+                lookup=lookup,
+                options=options,
+                startup_timeout=startup_timeout,
+                call_timeout=call_timeout,
+                notice=self.notice,
+            )
+        self._frozen: list[Tool] | None = None
+
+    # -- notices -------------------------------------------------------------
+    def notice(self, text: str) -> None:
+        """Record a notice for the UI (and pass it on to ``on_notice``)."""
+        with self._notice_lock:
+            self._notices.append(text)
+        if self._on_notice is not None:
+            self._on_notice(text)
+
+    def drain_notices(self) -> list[str]:
+        """Notices since the last call."""
+        with self._notice_lock:
+            out, self._notices = self._notices, []
+        return out
+
+    # -- lifecycle -----------------------------------------------------------
+    def start(self) -> None:
+        """Start every server in the background."""
+        for rt in self.runtimes.values():
+            rt.start()
+
+    def wait_ready(self, timeout: float = START_WAIT_SECONDS) -> list[str]:
+        """Wait up to ``timeout`` for starts to finish; the names of ready servers."""
+        end = time.monotonic() + timeout
+        for rt in self.runtimes.values():
+            rt.wait(max(0.0, end - time.monotonic()))
+        return [name for name, rt in self.runtimes.items() if rt.state == "ready"]
+
+    def close(self) -> None:
+        """Close every connection (in parallel: each may wait out a grace period)."""
+        threads = [threading.Thread(target=rt.close, daemon=True) for rt in self.runtimes.values()]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=15.0)
+        if self._debug is not None:
+            self._debug.close()
+
+    def __enter__(self) -> McpManager:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- tools -----------------------------------------------------------------
+    def tools(self) -> list[Tool]:
+        """Direct tools of the servers ready now, plus ``use_capability``.
+
+        The list is computed once and then returned unchanged, so the schema
+        the provider sees stays stable for the whole session (D21); servers
+        that become ready later are reached through ``use_capability``.
+        """
+        if self._frozen is None:
+            out: list[Tool] = []
+            for rt in self.runtimes.values():
+                if rt.state == "ready":
+                    out.extend(McpTool(rt, spec) for spec in rt.tools)
+            out.append(UseCapabilityTool(lambda: self.runtimes))
+            self._frozen = out
+        return list(self._frozen)
+
+    def status(self) -> list[ServerStatus]:
+        """A snapshot of every server."""
+        return [rt.status() for rt in self.runtimes.values()]
+
+    def _runtime(self, server: str) -> ServerRuntime:
+        rt = self.runtimes.get(server)
+        if rt is None:
+            raise PluginError(f"no MCP server named {server!r}")
+        return rt
+
+    # -- prompts and resources ---------------------------------------------------
+    def _collect(
+        self, capability: str, method: str, key: str, cancel: Cancel | None
+    ) -> list[tuple[str, dict[str, Any]]]:
+        """(server, item) for every item a ready server lists; failures become notices."""
+        out: list[tuple[str, dict[str, Any]]] = []
+        for rt in self.runtimes.values():
+            client = rt.client
+            if rt.state != "ready" or client is None or not client.supports(capability):
+                continue
+            try:
+                items = client.list_all(method, key, cancel=cancel, timeout=rt.call_timeout)
+            except PluginError as exc:
+                self.notice(f"MCP server {rt.name}: {method} failed: {exc}")
+                continue
+            out.extend((rt.name, item) for item in items)
+        return out
+
+    def prompts(self, cancel: Cancel | None = None) -> list[PromptInfo]:
+        """Prompts of every ready server that offers them."""
+        out: list[PromptInfo] = []
+        for server, p in self._collect("prompts", "prompts/list", "prompts", cancel):
+            args = p.get("arguments")
+            out.append(
+                PromptInfo(
+                    server,
+                    str(p.get("name", "")),
+                    str(p.get("description") or ""),
+                    args if isinstance(args, list) else [],
+                )
+            )
+        return out
+
+    def get_prompt(
+        self,
+        server: str,
+        name: str,
+        arguments: dict[str, str] | None = None,
+        cancel: Cancel | None = None,
+    ) -> str:
+        """The text of prompt ``name`` (``prompts/get``); raises PluginError."""
+        result = self._runtime(server).request(
+            "prompts/get", {"name": name, "arguments": dict(arguments or {})}, cancel or Cancel()
+        )
+        return render_prompt(result)
+
+    def resources(self, cancel: Cancel | None = None) -> list[ResourceInfo]:
+        """Resources of every ready server that offers them."""
+        return [
+            ResourceInfo(
+                server,
+                str(r.get("uri", "")),
+                str(r.get("name") or ""),
+                str(r.get("mimeType") or ""),
+            )
+            for server, r in self._collect("resources", "resources/list", "resources", cancel)
+        ]
+
+    def read_resource(self, server: str, uri: str, cancel: Cancel | None = None) -> str:
+        """The text of resource ``uri`` on ``server`` (for ``@server:uri``); raises PluginError."""
+        result = self._runtime(server).request("resources/read", {"uri": uri}, cancel or Cancel())
+        return render_resource(result)

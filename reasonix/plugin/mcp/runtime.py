@@ -1,0 +1,269 @@
+"""One configured server at run time: start in the background, call, restart, close.
+
+States: ``starting`` → ``ready`` | ``failed``; ``closed`` at the end. The
+startup (launch, discovery/initialize, ``tools/list``) runs on its own thread
+under the startup timeout; a call waits for it only as long as that startup
+may still take, then gets its own call timeout, counted from readiness
+(MCP-19). A server that dies is restarted once, lazily, by the next call.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from reasonix.cancel import Cancel
+from reasonix.config.expand import Lookup
+from reasonix.config.mcp import expand_server
+from reasonix.config.model import McpServerConfig
+from reasonix.errors import Cancelled, ConfigError, PluginError
+from reasonix.plugin.mcp.client import McpClient
+from reasonix.plugin.mcp.connect import ConnectOptions, open_client
+from reasonix.plugin.mcp.errors import ConnectionLost, McpTimeout, RpcError
+from reasonix.plugin.mcp.gate import Gate, default_concurrency
+from reasonix.plugin.mcp.render import render_tool_result
+from reasonix.tool import ToolResult
+
+__all__ = ["ServerRuntime", "ServerStatus"]
+
+ProgressSink = Callable[[float, "float | None", "str | None"], None]
+
+
+@dataclass
+class ServerStatus:
+    """A snapshot for ``/mcp``, ``reasonix mcp list --check`` and use_capability."""
+
+    name: str
+    type: str
+    state: str
+    error: str = ""
+    protocol_version: str = ""
+    tools: list[str] = field(default_factory=list)
+    prompts: int = 0
+    resources: int = 0
+    concurrency: str = "parallel"
+
+
+class ServerRuntime:
+    """Lifecycle and calls of one server."""
+
+    def __init__(
+        self,
+        config: McpServerConfig,
+        *,
+        lookup: Lookup,
+        options: ConnectOptions,
+        startup_timeout: float,
+        call_timeout: float,
+        notice: Callable[[str], None],
+    ) -> None:
+        self.config = config
+        self.name = config.name
+        self.lookup = lookup
+        self.options = options
+        self.startup_timeout = config.startup_timeout_seconds or startup_timeout
+        self.call_timeout = call_timeout
+        self.notice = notice
+        self.gate = Gate(default_concurrency(config.name, config.concurrency))
+        self.state = "starting"
+        self.error = ""
+        self.client: McpClient | None = None
+        self.tools: list[dict[str, Any]] = []
+        self._lock = threading.Lock()
+        self._done = threading.Event()
+        self._deadline = 0.0
+        self._thread: threading.Thread | None = None
+        self._restarted = False
+        self._closed = False
+
+    # -- start -------------------------------------------------------------
+    def start(self) -> None:
+        """Begin the background start (returns at once)."""
+        self._deadline = time.monotonic() + self.startup_timeout
+        self._done.clear()
+        self.state = "starting"
+        self._thread = threading.Thread(
+            target=self._run, name=f"mcp-start {self.name}", daemon=True
+        )
+        self._thread.start()
+
+    def _run(self) -> None:
+        cancel = Cancel(deadline=self._deadline)
+        try:
+            server = expand_server(self.config, self.lookup)
+            client = open_client(server, self._options(), cancel)
+        except (PluginError, ConfigError, Cancelled) as exc:
+            self._fail(_startup_message(exc, self.startup_timeout))
+            return
+        try:
+            tools = client.list_all(
+                "tools/list", "tools", cancel=cancel, timeout=cancel.remaining()
+            )
+        except (PluginError, Cancelled) as exc:
+            client.close()
+            self._fail(f"tools/list failed: {_startup_message(exc, self.startup_timeout)}")
+            return
+        with self._lock:
+            if self._closed:
+                client.close()
+                return
+            self.client, self.tools, self.state, self.error = client, tools, "ready", ""
+        self._done.set()
+
+    def _options(self) -> ConnectOptions:
+        opts = self.options
+
+        def notice(text: str) -> None:
+            self.notice(f"MCP server {self.name}: {text}")
+
+        def list_changed(kind: str) -> None:
+            if kind == "tools":
+                threading.Thread(target=self._refresh_tools, daemon=True).start()
+
+        return ConnectOptions(
+            workspace=opts.workspace,
+            log_dir=opts.log_dir,
+            debug=opts.debug,
+            auth=opts.auth,
+            on_notice=notice,
+            on_list_changed=list_changed,
+            on_log=opts.on_log,
+            era=opts.era,
+        )
+
+    def _refresh_tools(self) -> None:
+        client = self.client
+        if client is None:
+            return
+        try:
+            self.tools = client.list_all("tools/list", "tools", timeout=self.call_timeout)
+        except (PluginError, Cancelled) as exc:
+            self.notice(f"MCP server {self.name}: refreshing tools failed: {exc}")
+
+    def _fail(self, message: str) -> None:
+        with self._lock:
+            self.state, self.error = "failed", message
+        self.notice(f"MCP server {self.name} skipped: {message}")
+        self._done.set()
+
+    def wait(self, timeout: float | None, cancel: Cancel | None = None) -> bool:
+        """Wait until the start finished (ready or failed); True when it has."""
+        end = None if timeout is None else time.monotonic() + timeout
+        while not self._done.is_set():
+            left = None if end is None else end - time.monotonic()
+            if left is not None and left <= 0:
+                return False
+            step = 0.1 if left is None else min(0.1, left)
+            if cancel is not None and cancel.wait(step):
+                return False
+            if cancel is None:
+                self._done.wait(step)
+        return True
+
+    # -- calls -------------------------------------------------------------
+    def ensure_ready(self, cancel: Cancel) -> McpClient:
+        """The live client, waiting for a start in progress or restarting a dead one."""
+        if self.state == "starting":
+            self.wait(max(0.0, self._deadline - time.monotonic()) + 0.5, cancel)
+            cancel.raise_if_cancelled()
+        client = self.client
+        if self.state == "ready" and client is not None and not client.alive:
+            self._restart(client.session.closed_reason, cancel)
+            client = self.client
+        if self.state != "ready" or client is None:
+            raise PluginError(self.error or "the server is still starting")
+        return client
+
+    def _restart(self, reason: str, cancel: Cancel) -> None:
+        with self._lock:
+            if self._restarted or self._closed:
+                self.state, self.error = "failed", f"the server stopped ({reason})"
+                return
+            self._restarted = True
+            old, self.client = self.client, None
+        if old is not None:
+            old.close()
+        self.notice(f"MCP server {self.name} stopped ({reason}); restarting it once")
+        self.start()
+        self.wait(self.startup_timeout + 0.5, cancel)
+
+    def call_tool(
+        self,
+        tool: str,
+        arguments: dict[str, Any],
+        cancel: Cancel,
+        progress: ProgressSink | None = None,
+    ) -> ToolResult:
+        """Call ``tool``; every failure becomes an error result naming the server."""
+        try:
+            client = self.ensure_ready(cancel)
+            self.gate.acquire(cancel)
+        except Cancelled as exc:
+            return ToolResult.error(f"MCP call {self.name}/{tool} cancelled: {exc}")
+        except PluginError as exc:
+            return ToolResult.error(f"MCP server {self.name} is unavailable: {exc}")
+        try:
+            result = client.request(
+                "tools/call",
+                {"name": tool, "arguments": arguments},
+                cancel=cancel,
+                timeout=self.call_timeout,
+                progress=progress,
+            )
+        except Cancelled as exc:
+            return ToolResult.error(f"MCP call {self.name}/{tool} cancelled: {exc}")
+        except McpTimeout:
+            return ToolResult.error(
+                f"MCP call {self.name}/{tool} timed out after {self.call_timeout:g}s"
+            )
+        except RpcError as exc:
+            return ToolResult.error(f"MCP server {self.name} rejected {tool}: {exc}")
+        except ConnectionLost as exc:
+            return ToolResult.error(f"MCP server {self.name} stopped during {tool}: {exc}")
+        except PluginError as exc:
+            return ToolResult.error(f"MCP call {self.name}/{tool} failed: {exc}")
+        finally:
+            self.gate.release()
+        text, is_error = render_tool_result(result)
+        if is_error:
+            return ToolResult(content=text or f"{tool} failed", is_error=True)
+        return ToolResult(content=text)
+
+    def request(self, method: str, params: dict[str, Any], cancel: Cancel) -> dict[str, Any]:
+        """A plain request (prompts, resources) under the call timeout; raises PluginError."""
+        client = self.ensure_ready(cancel)
+        return client.request(method, params, cancel=cancel, timeout=self.call_timeout)
+
+    def status(self) -> ServerStatus:
+        """A snapshot of this server."""
+        client = self.client
+        return ServerStatus(
+            name=self.name,
+            type=self.config.type,
+            state=self.state,
+            error=self.error,
+            protocol_version=client.protocol_version if client else "",
+            tools=[str(t.get("name")) for t in self.tools],
+            concurrency="serial" if self.gate.serial else "parallel",
+        )
+
+    def close(self) -> None:
+        """Close the connection (and stop a start in progress from publishing one)."""
+        with self._lock:
+            self._closed = True
+            client, self.client = self.client, None
+            self.state = "closed"
+        if client is not None:
+            client.close()
+        if self._thread is not None and self._thread is not threading.current_thread():
+            # A start still in its handshake ends at its deadline at the latest.
+            self._thread.join(timeout=max(0.0, self._deadline - time.monotonic()) + 1.0)
+
+
+def _startup_message(exc: BaseException, timeout: float) -> str:
+    if isinstance(exc, (McpTimeout, Cancelled)):
+        return f"no answer within the startup timeout ({timeout:g}s)"
+    return str(exc)

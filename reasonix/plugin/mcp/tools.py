@@ -1,0 +1,163 @@
+"""MCP tools as Reasonix tools: direct ``mcp__<server>__<tool>`` and ``use_capability``."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from reasonix.plugin.mcp.render import tool_id
+from reasonix.plugin.mcp.runtime import ProgressSink, ServerRuntime
+from reasonix.tool import ToolContext, ToolResult
+
+__all__ = ["McpTool", "UseCapabilityTool", "parse_arguments", "progress_sink"]
+
+EMPTY_SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}
+
+
+def parse_arguments(args_json: str) -> dict[str, Any] | ToolResult:
+    """The arguments object, or an error result the model can act on."""
+    if not args_json.strip():
+        return {}
+    try:
+        value = json.loads(args_json)
+    except ValueError as exc:
+        return ToolResult.error(f"arguments are not valid JSON: {exc}")
+    if not isinstance(value, dict):
+        return ToolResult.error("arguments must be a JSON object")
+    return value
+
+
+def progress_sink(ctx: ToolContext, label: str) -> ProgressSink | None:
+    """Turn ``notifications/progress`` into ``ctx.progress`` text (TOOL-19, MCP-13)."""
+    report = ctx.progress
+    if report is None:
+        return None
+
+    def sink(progress: float, total: float | None, message: str | None) -> None:
+        amount = f"{progress:g}/{total:g}" if total else f"{progress:g}"
+        report(f"{label}: {amount}" + (f" {message}" if message else ""))
+
+    return sink
+
+
+class McpTool:
+    """One remote tool adapted to the Tool protocol (MCP-14, MCP-15)."""
+
+    def __init__(self, runtime: ServerRuntime, spec: dict[str, Any]) -> None:
+        self.runtime = runtime
+        self.remote_name = str(spec.get("name", ""))
+        self.name = tool_id(runtime.name, self.remote_name)
+        self.description = str(spec.get("description") or spec.get("title") or self.remote_name)
+        schema = spec.get("inputSchema")
+        self.schema: dict[str, Any] = schema if isinstance(schema, dict) else dict(EMPTY_SCHEMA)
+        annotations = spec.get("annotations")
+        hints = annotations if isinstance(annotations, dict) else {}
+        self.read_only = hints.get("readOnlyHint") is True
+        self.destructive = hints.get("destructiveHint") is True
+
+    def execute(self, args_json: str, ctx: ToolContext) -> ToolResult:
+        """Call the remote tool; failures come back as error results."""
+        args = parse_arguments(args_json)
+        if isinstance(args, ToolResult):
+            return args
+        return self.runtime.call_tool(
+            self.remote_name, args, ctx.cancel, progress_sink(ctx, self.name)
+        )
+
+
+_DESCRIPTION = """Reach tools of the configured MCP servers, including servers still starting.
+action "list": every server with its state and tools (optionally only `server`).
+action "inspect": the description and input schema of `server`/`tool`.
+action "call": call `server`/`tool` with `arguments` (an object)."""
+
+
+class UseCapabilityTool:
+    """The stable proxy tool (MCP-25, D21): its schema never changes during a session."""
+
+    name = "use_capability"
+    description = _DESCRIPTION
+    read_only = False  # it can call writers; the permission layer decides per target
+
+    def __init__(self, runtimes: Callable[[], dict[str, ServerRuntime]]) -> None:
+        self._runtimes = runtimes
+        self.schema: dict[str, Any] = {
+            "type": "object",
+            "properties": {
+                "action": {"type": "string", "enum": ["list", "inspect", "call"]},
+                "server": {"type": "string", "description": "MCP server name"},
+                "tool": {
+                    "type": "string",
+                    "description": "tool name as the server calls it (or mcp__server__tool)",
+                },
+                "arguments": {"type": "object", "description": "arguments for action call"},
+            },
+            "required": ["action"],
+            "additionalProperties": False,
+        }
+
+    def execute(self, args_json: str, ctx: ToolContext) -> ToolResult:
+        """Dispatch list / inspect / call."""
+        args = parse_arguments(args_json)
+        if isinstance(args, ToolResult):
+            return args
+        action = args.get("action")
+        if action == "list":
+            return self._list(str(args.get("server") or ""))
+        found = self._find(str(args.get("server") or ""), str(args.get("tool") or ""), ctx)
+        if isinstance(found, ToolResult):
+            return found
+        runtime, spec = found
+        if action == "inspect":
+            return ToolResult(content=json.dumps(spec, indent=2, ensure_ascii=False))
+        if action == "call":
+            arguments = args.get("arguments") or {}
+            if not isinstance(arguments, dict):
+                return ToolResult.error("arguments must be an object")
+            label = tool_id(runtime.name, str(spec.get("name")))
+            return runtime.call_tool(
+                str(spec.get("name")), arguments, ctx.cancel, progress_sink(ctx, label)
+            )
+        return ToolResult.error('action must be "list", "inspect" or "call"')
+
+    def _list(self, only: str) -> ToolResult:
+        runtimes = self._runtimes()
+        if only and only not in runtimes:
+            return ToolResult.error(f"no MCP server named {only!r}; known: {', '.join(runtimes)}")
+        lines: list[str] = []
+        for name, rt in runtimes.items():
+            if only and name != only:
+                continue
+            head = f"{name} [{rt.state}]" + (f": {rt.error}" if rt.error else "")
+            lines.append(head)
+            for spec in rt.tools:
+                desc = str(spec.get("description") or "").strip().splitlines()
+                lines.append(f"  - {spec.get('name')}" + (f": {desc[0][:120]}" if desc else ""))
+        return ToolResult(content="\n".join(lines) or "no MCP servers are configured")
+
+    def _find(
+        self, server: str, tool: str, ctx: ToolContext
+    ) -> tuple[ServerRuntime, dict[str, Any]] | ToolResult:
+        runtimes = self._runtimes()
+        if not server and tool.startswith("mcp__"):
+            for name in runtimes:
+                prefix = tool_id(name, "")
+                if tool.startswith(prefix):
+                    server, tool = name, tool[len(prefix) :]
+                    break
+        runtime = runtimes.get(server)
+        if runtime is None:
+            return ToolResult.error(f"no MCP server named {server!r}; known: {', '.join(runtimes)}")
+        if runtime.state == "starting":
+            try:
+                runtime.ensure_ready(ctx.cancel)
+            except Exception as exc:  # noqa: BLE001 - reported to the model below
+                return ToolResult.error(f"MCP server {server} is unavailable: {exc}")
+        for spec in runtime.tools:
+            name = str(spec.get("name"))
+            if tool in (name, tool_id(server, name).split("__", 2)[-1]):
+                return runtime, spec
+        if runtime.state != "ready":
+            return ToolResult.error(f"MCP server {server} is unavailable: {runtime.error}")
+        names = ", ".join(str(s.get("name")) for s in runtime.tools)
+        return ToolResult.error(f"MCP server {server} has no tool {tool!r}; it has: {names}")
