@@ -707,6 +707,27 @@ _GIT_CONFIG_RE = re.compile(
 )
 
 
+# Options of ordinary tools that make them run an arbitrary command.
+_RUNNER_OPTS: dict[str, tuple[str, ...]] = {
+    "go": ("-exec", "-toolexec", "-vettool", "--exec", "--toolexec", "--vettool"),
+    "cargo": ("--config", "-Zhost-config", "--target-runner"),
+    "npm": ("--script-shell",),
+    "pnpm": ("--script-shell",),
+    "yarn": ("--script-shell",),
+    "make": ("SHELL=", ".SHELLFLAGS="),
+    "man": ("-P", "--pager", "-H", "--html"),
+    "git": (),
+}
+
+
+def _runner_opt(name: str, vals: list[str]) -> str:
+    for opt in _RUNNER_OPTS.get(name, ()):
+        for v in vals:
+            if v == opt or v.startswith(opt if opt.endswith("=") else opt + "="):
+                return v
+    return ""
+
+
 def _inspect(b: _Builder, cmd: list[_Word], depth: int) -> list[Segment]:
     """Command-specific rules for indirect execution; returns wrapped-command segments."""
     name = posixpath.basename(cmd[0].value)
@@ -738,7 +759,10 @@ def _inspect(b: _Builder, cmd: list[_Word], depth: int) -> list[Segment]:
         return _wrapper(b, name, args, depth)
     if name == "find":
         return _find(b, args, depth)
-    if name == "git":
+    hit = _runner_opt(name, vals)
+    if hit:
+        b.flag(Kind.NESTED, f"'{name} {hit}' runs another command")
+    elif name == "git":
         _git(b, vals)
     elif name == "tar" and any(
         v.startswith(("--to-command", "--checkpoint-action", "--use-compress-program"))
