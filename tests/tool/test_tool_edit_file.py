@@ -106,3 +106,17 @@ def test_binary_file_is_refused(ctx: ToolContext, tmp_path: Path) -> None:
     (tmp_path / "img.png").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00")
     res = edit(ctx, path="img.png", old_string="PNG", new_string="JPG")
     assert res.is_error and "binary" in res.content
+
+
+def test_mixed_line_endings_match_as_given(ctx: ToolContext, tmp_path: Path) -> None:
+    f = tmp_path / "mixed.txt"
+    f.write_bytes(b"a\r\nb\r\nc\nd\n")  # mostly CRLF, with an LF tail
+    res = edit(ctx, path="mixed.txt", old_string="c\nd", new_string="C\nD")
+    assert not res.is_error, res.content
+    assert f.read_bytes() == b"a\r\nb\r\nC\nD\n"
+
+
+def test_line_number_prefix_hint(ctx: ToolContext, tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("alpha\n")
+    res = edit(ctx, path="a.txt", old_string="     1\talpha", new_string="beta")
+    assert res.is_error and "line-number prefixes" in res.content

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import socket
 from pathlib import Path
 
@@ -102,18 +103,19 @@ def test_bad_arguments(ctx: ToolContext) -> None:
     assert read(ctx, path="x", offset=-1).is_error
 
 
-def test_unreadable_file_is_an_error(ctx: ToolContext, tmp_path: Path) -> None:
-    # Root ignores chmod 000, so use something that fails for root too: a FIFO
-    # would block, a socket cannot be opened as a file.
-    sock_path = tmp_path / "s.sock"
+def test_special_files_are_refused(ctx: ToolContext, tmp_path: Path) -> None:
+    # Root ignores chmod 000, so use cases that fail for root too: a FIFO (which
+    # would block a naive read forever) and a socket.
+    os.mkfifo(tmp_path / "pipe")
+    res = read(ctx, path="pipe")
+    assert res.is_error and "not a regular file" in res.content
     srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
-        srv.bind(str(sock_path))
+        srv.bind(str(tmp_path / "s.sock"))
         res = read(ctx, path="s.sock")
     finally:
         srv.close()
-    assert res.is_error
-    assert "read_file:" in res.content
+    assert res.is_error and "not a regular file" in res.content
 
 
 def test_huge_page_keeps_model_view_bounded_and_raw_complete(

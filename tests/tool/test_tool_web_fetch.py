@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
 from reasonix.tool import ToolContext, ToolResult
+from reasonix.tool.builtin import web_fetch
 from reasonix.tool.builtin._html import html_to_text
 from reasonix.tool.builtin.web_fetch import MAX_BYTES, TOOL
 
@@ -59,6 +61,17 @@ class _Handler(BaseHTTPRequestHandler):
                     self.wfile.write(chunk)
             except (BrokenPipeError, ConnectionResetError):
                 pass  # the client stops reading at the cap
+        elif path == "/drip":
+            self.send_response(200)
+            self.send_header("Content-Type", "text/plain")
+            self.end_headers()
+            try:
+                for _ in range(50):  # 10 s of one byte every 0.2 s
+                    self.wfile.write(b".")
+                    self.wfile.flush()
+                    time.sleep(0.2)
+            except (BrokenPipeError, ConnectionResetError):
+                pass
         elif path == "/image.png":
             self._send(200, "image/png", b"\x89PNG\r\n\x1a\n" + b"\x00" * 64)
         else:
@@ -127,9 +140,22 @@ def test_other_schemes_are_refused(url: str) -> None:
     assert res.is_error and "only http:// and https://" in res.content
 
 
-def test_private_addresses_are_refused() -> None:
-    res = fetch("http://169.254.169.254/latest/meta-data/")
+@pytest.mark.parametrize(
+    "url",
+    ["http://169.254.169.254/latest/", "http://10.1.2.3/", "http://[::ffff:169.254.169.254]/"],
+)
+def test_private_addresses_are_refused(url: str) -> None:
+    res = fetch(url)
     assert res.is_error and "internal address" in res.content
+
+
+def test_total_time_is_capped(server: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The cap is a module constant (30 s); shrink it so a slow drip trips it quickly.
+    monkeypatch.setattr(web_fetch, "TOTAL_TIMEOUT", 1.0)
+    started = time.monotonic()
+    res = fetch(f"{server}/drip")
+    assert res.is_error and "timed out" in res.content
+    assert time.monotonic() - started < 5
 
 
 def test_download_is_capped(server: str) -> None:
@@ -164,3 +190,14 @@ def test_html_to_text_relative_links_and_entities() -> None:
         '<p>a&amp;b <a href="x.html">x</a> <a href="#top">top</a></p>', "http://h/d/"
     )
     assert text == "a&b x (http://h/d/x.html) top"
+
+
+def test_cancel_stops_a_download(server: str) -> None:
+    ctx = ToolContext()
+    timer = threading.Timer(0.3, ctx.cancel.cancel)
+    timer.start()
+    started = time.monotonic()
+    res = TOOL.execute(json.dumps({"url": f"{server}/drip"}), ctx)
+    timer.join()
+    assert res.is_error and res.content == "web_fetch: cancelled"
+    assert time.monotonic() - started < 3

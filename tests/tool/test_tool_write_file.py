@@ -40,3 +40,12 @@ def test_unicode_content_is_utf8(tmp_path: Path) -> None:
     ctx = ToolContext(workspace=tmp_path)
     TOOL.execute(json.dumps({"path": "u.txt", "content": "中文 ✓"}), ctx)
     assert (tmp_path / "u.txt").read_bytes() == "中文 ✓".encode()
+
+
+def test_os_errors_become_error_results(tmp_path: Path) -> None:
+    # Fails for root too (tests run as root, so chmod 000 would not): the parent is a file.
+    ctx = ToolContext(workspace=tmp_path)
+    (tmp_path / "plain").write_text("x")
+    res = TOOL.execute(json.dumps({"path": "plain/child.txt", "content": "y"}), ctx)
+    assert res.is_error and res.content.startswith("write_file: ")
+    assert (tmp_path / "plain").read_text() == "x"

@@ -33,6 +33,10 @@ def apply_edit(
     old = tf.to_file_newlines(old_string)
     new = tf.to_file_newlines(new_string)
     count = text.count(old)
+    if count == 0 and old != old_string and old_string in text:
+        # A file with mixed line endings: the model's text matches as given.
+        old, new = old_string, new_string
+        count = text.count(old)
     if count == 0:
         raise ToolError(_not_found(text, old_string))
     if count > 1 and not replace_all:
@@ -76,6 +80,8 @@ def _not_found(text: str, old_string: str) -> str:
         )
     elif "\r" in norm_old or ("\t" in norm_old and "\t" not in norm_text):
         parts.append("Check for tab or carriage-return characters that the file does not use.")
+    if re.match(r"\s*\d+\t", norm_old):
+        parts.append("Remove the line-number prefixes that read_file adds (digits and a tab).")
     probe = next((ln for ln in norm_old.split("\n") if ln.strip()), "")
     if probe:
         hints = _closest_lines(file_lines, probe)

@@ -13,8 +13,8 @@ import contextlib
 import difflib
 import os
 import re
+import secrets
 import stat
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,6 +27,7 @@ __all__ = [
     "TextFile",
     "atomic_write",
     "binary_kind",
+    "check_regular_file",
     "detect_encoding",
     "load_text",
     "near_names",
@@ -117,12 +118,22 @@ def _dominant_newline(text: str) -> str:
     return "\r\n" if crlf and crlf >= lf else "\n"
 
 
-def load_text(path: Path, shown: str) -> TextFile:
-    """Read ``path`` as text; ToolError for a missing, directory or binary file."""
+def check_regular_file(path: Path, shown: str) -> os.stat_result:
+    """Stat ``path`` and insist on a regular file (a FIFO or device would block or never end)."""
     if path.is_dir():
         raise ToolError(f"{shown} is a directory, not a file; use ls to list it")
-    if not path.exists():
-        raise ToolError(f"file not found: {shown}{near_names(path)}")
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        raise ToolError(f"file not found: {shown}{near_names(path)}") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise ToolError(f"{shown} is not a regular file (a device, FIFO or socket)")
+    return st
+
+
+def load_text(path: Path, shown: str) -> TextFile:
+    """Read ``path`` as text; ToolError for a missing, special or binary file."""
+    st = check_regular_file(path, shown)
     data = path.read_bytes()
     kind = binary_kind(data[:SNIFF_BYTES])
     if kind is not None:
@@ -133,9 +144,7 @@ def load_text(path: Path, shown: str) -> TextFile:
     except UnicodeDecodeError:
         encoding = "latin-1"
         text = data.decode(encoding)
-    return TextFile(
-        path, text, encoding, _dominant_newline(text), stat.S_IMODE(path.stat().st_mode)
-    )
+    return TextFile(path, text, encoding, _dominant_newline(text), stat.S_IMODE(st.st_mode))
 
 
 def near_names(path: Path) -> str:
@@ -148,15 +157,27 @@ def near_names(path: Path) -> str:
     return f" (did you mean: {', '.join(close)}?)" if close else ""
 
 
+def _create_temp(directory: Path, name: str, perms: int) -> tuple[int, Path]:
+    """Create a fresh temp file next to the target; the kernel applies the umask."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
+    while True:
+        tmp = directory / f".{name}.{secrets.token_hex(4)}.tmp"
+        try:
+            return os.open(tmp, flags, perms), tmp
+        except FileExistsError:
+            continue
+
+
 def atomic_write(path: Path, data: bytes, mode: int | None = None) -> None:
     """Write ``data`` to ``path`` atomically, creating parent directories.
 
-    A crash leaves either the old or the new file, never half of one.
+    A crash leaves either the old or the new file, never half of one. An
+    existing file keeps its permission bits; a new one gets 0666 minus umask.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     if mode is None and path.exists():
         mode = stat.S_IMODE(path.stat().st_mode)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    fd, tmp = _create_temp(path.parent, path.name, 0o600 if mode is not None else 0o666)
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
@@ -164,11 +185,6 @@ def atomic_write(path: Path, data: bytes, mode: int | None = None) -> None:
             os.fsync(fh.fileno())
         if mode is not None:
             os.chmod(tmp, mode)
-        else:
-            # mkstemp creates 0600; a new file should get the usual umask-based mode.
-            umask = os.umask(0)
-            os.umask(umask)
-            os.chmod(tmp, 0o666 & ~umask)
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):

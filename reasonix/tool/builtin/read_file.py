@@ -9,7 +9,12 @@ from typing import Any
 from reasonix.errors import ToolError
 from reasonix.tool import CONTENT_LIMIT_BYTES, ToolContext, ToolResult, register_builtin
 from reasonix.tool.base import FunctionTool
-from reasonix.tool.builtin._files import SNIFF_BYTES, binary_kind, detect_encoding, near_names
+from reasonix.tool.builtin._files import (
+    SNIFF_BYTES,
+    binary_kind,
+    check_regular_file,
+    detect_encoding,
+)
 from reasonix.tool.paths import display_path, resolve_read
 
 __all__ = ["DEFAULT_LIMIT", "MAX_LINE_CHARS", "TOOL"]
@@ -72,15 +77,11 @@ def _read(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     offset, limit = args["offset"], args["limit"]
     if offset < 0 or limit < 1:
         raise ToolError("offset must be >= 0 and limit >= 1")
-    if real.is_dir():
-        raise ToolError(f"{shown} is a directory, not a file; use ls to list it")
-    if not real.exists():
-        raise ToolError(f"file not found: {shown}{near_names(real)}")
+    size = check_regular_file(real, shown).st_size
     with open(real, "rb") as fh:
         head = fh.read(SNIFF_BYTES)
     kind = binary_kind(head)
     if kind is not None:
-        size = real.stat().st_size
         raise ToolError(
             f"{shown} is a binary file ({kind}, {size} bytes); read_file shows text only. "
             "Inspect it with bash (e.g. `file`, `xxd | head`) if you need to."

@@ -91,7 +91,10 @@ def _check_url(url: str) -> None:
     except (socket.gaierror, UnicodeError):
         return  # let the request report the DNS failure (or a proxy resolve it)
     for info in infos:
+        addr: ipaddress.IPv4Address | ipaddress.IPv6Address
         addr = ipaddress.ip_address(str(info[4][0]).split("%", 1)[0])
+        if isinstance(addr, ipaddress.IPv6Address) and addr.ipv4_mapped is not None:
+            addr = addr.ipv4_mapped  # ::ffff:a.b.c.d is the IPv4 host in disguise
         if addr.is_loopback:
             continue
         if addr.is_private or addr.is_link_local or addr.is_unspecified or addr in _CGNAT:
@@ -99,13 +102,21 @@ def _check_url(url: str) -> None:
 
 
 def _read_body(resp: Any, ctx: ToolContext, deadline: float) -> tuple[bytes, bool]:
+    """Read up to MAX_BYTES; (body, truncated). Checks the deadline and cancel per chunk."""
+    # read1 returns what has arrived; read(n) would wait for n bytes and let a
+    # slow drip outlast the deadline.
+    read = getattr(resp, "read1", resp.read)
     chunks: list[bytes] = []
     size = 0
     while True:
         ctx.cancel.raise_if_cancelled()
         if time.monotonic() > deadline:
             raise ToolError(f"timed out after {TOTAL_TIMEOUT:.0f}s while downloading")
-        chunk = resp.read(_CHUNK)
+        try:
+            chunk = read(_CHUNK)
+        except (OSError, ValueError, AttributeError):
+            ctx.cancel.raise_if_cancelled()  # the cancel callback closed the response
+            raise
         if not chunk:
             return b"".join(chunks), False
         chunks.append(chunk)
