@@ -126,3 +126,14 @@ def test_unparsable_file(tmp_path: Path) -> None:
     (tmp_path / "bad.py").write_text("def (:\n")
     res = delete(ToolContext(workspace=tmp_path), "x", path="bad.py")
     assert res.is_error and "does not parse" in res.content
+
+
+def test_crlf_async_and_nested(tmp_path: Path) -> None:
+    src = "class A:\r\n    class B:\r\n        async def go(self):\r\n            pass\r\n\r\n    x = 1\r\n"
+    (tmp_path / "c.py").write_bytes(src.encode())
+    ctx = ToolContext(workspace=tmp_path)
+    res = delete(ctx, "A.B.go", path="c.py")
+    assert not res.is_error, res.content
+    assert (tmp_path / "c.py").read_bytes() == (
+        b"class A:\r\n    class B:\r\n        pass\r\n\r\n    x = 1\r\n"
+    )
