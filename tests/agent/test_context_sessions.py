@@ -375,3 +375,28 @@ def test_zero_window_disables_automatic_maintenance(tmp_path: Path) -> None:
         h.send(h.ctx.prepare(Cancel()))
         assert h.ctx.last_result is None
         assert not any(r["type"] == cp.CHECKPOINT for r in session.records())
+
+
+def test_concurrent_prepares_run_one_transaction(harness: Harness) -> None:
+    import threading
+
+    for i in range(40):
+        if harness_would_trigger(harness, words("alpha", 500)):
+            break
+        harness.turn(words("alpha", 500) + f" q{i}", words("beta", 300))
+    harness.session.append_message(Message(Role.USER, words("alpha", 500) + " last"))
+    harness.srv.add(Turn.text_only("ONE digest", delay=0.01, usage=NO_USAGE))
+    results: list[list[Message]] = []
+    threads = [
+        threading.Thread(target=lambda: results.append(harness.ctx.prepare(Cancel())))
+        for _ in range(2)
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(results) == 2
+    assert sum(is_summary(b) for b in harness.bodies()) == 1
+    cps = [r for r in harness.session.records() if r["type"] == cp.CHECKPOINT]
+    assert len(cps) == 1
+    assert [m.to_dict() for m in results[0]] == [m.to_dict() for m in results[1]]
