@@ -13,14 +13,22 @@ __all__ = ["BUILTIN_MODULES", "load_all"]
 
 # One module per line; helpers append their own names (keep the tuple sorted).
 BUILTIN_MODULES: tuple[str, ...] = (
+    "reasonix.tool.builtin.bash",
+    "reasonix.tool.builtin.bash_output",
+    "reasonix.tool.builtin.code_index",
     "reasonix.tool.builtin.delete_range",
     "reasonix.tool.builtin.delete_symbol",
     "reasonix.tool.builtin.edit_file",
+    "reasonix.tool.builtin.glob",
+    "reasonix.tool.builtin.grep",
+    "reasonix.tool.builtin.kill_shell",
+    "reasonix.tool.builtin.ls",
     "reasonix.tool.builtin.move_file",
     "reasonix.tool.builtin.multi_edit",
     "reasonix.tool.builtin.notebook_edit",
     "reasonix.tool.builtin.read_file",
     "reasonix.tool.builtin.todo_write",
+    "reasonix.tool.builtin.wait",
     "reasonix.tool.builtin.web_fetch",
     "reasonix.tool.builtin.write_file",
 )

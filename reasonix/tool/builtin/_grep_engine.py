@@ -1,0 +1,442 @@
+"""The two grep engines (ripgrep and pure Python) and the one output formatter.
+
+Both engines return the same thing — a list of :class:`FileHits` sorted the way
+a depth-first walk with name-sorted directories visits files — and
+:func:`format_hits` turns that into text, so the model sees identical output
+whichever engine ran. The filtering rules are ripgrep's defaults, pinned with
+flags (no config file, no global/exclude ignore files, .gitignore honoured
+without a git repo) and re-implemented by the Python walker:
+
+* hidden entries (leading ``.``) are skipped unless an ignore file whitelists them;
+* ``.gitignore``/``.ignore``/``.rgignore`` rules as in :mod:`._gitignore`;
+* symlinks are not followed; a file with a NUL byte is binary and skipped;
+* a UTF-8 BOM is dropped and UTF-16 files with a BOM are transcoded;
+* a match never spans lines; a line is reported once however often it matches.
+
+The Python engine reads each file whole, decodes it once, runs the regex over
+the whole text and only looks at the lines around hits, so the cost of a file
+without a match is one read, one decode and one regex scan.
+"""
+
+from __future__ import annotations
+
+import codecs
+import os
+import re
+import subprocess
+import warnings
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+
+from reasonix.cancel import Cancel
+from reasonix.errors import Cancelled, ToolError
+from reasonix.tool.builtin._gitignore import IGNORE_FILES, IgnoreStack
+
+__all__ = [
+    "FileHits",
+    "GrepQuery",
+    "compile_pattern",
+    "format_hits",
+    "search_python",
+    "search_rg",
+]
+
+MAX_LINE_CHARS = 400  # one minified line must not eat the whole result budget
+_LINEWISE_TOKENS = ("\\A", "\\Z", "(?<", "(?=", "(?!")
+_POSIX_CLASSES = {
+    "alnum": "a-zA-Z0-9",
+    "alpha": "a-zA-Z",
+    "ascii": "\\x00-\\x7f",
+    "blank": " \\t",
+    "cntrl": "\\x00-\\x1f\\x7f",
+    "digit": "0-9",
+    "graph": "!-~",
+    "lower": "a-z",
+    "print": " -~",
+    "punct": "!-/:-@\\[-`{-~",
+    "space": " \\t\\n\\r\\f\\v",
+    "upper": "A-Z",
+    "word": "\\w",
+    "xdigit": "0-9A-Fa-f",
+}
+_POSIX_RX = re.compile(r"\[:(\w+):\]")
+_IGNORE_NAMES = frozenset((*IGNORE_FILES, ".git"))
+
+
+@dataclass
+class GrepQuery:
+    """One search. ``root`` is an absolute real path (file or directory)."""
+
+    pattern: str
+    root: str
+    ignore_case: bool = False
+    before: int = 0
+    after: int = 0
+    mode: str = "content"  # content | files_with_matches | count
+    include: Callable[[str], bool] | None = None  # rel path from root -> keep?
+    forbidden: Callable[[str], bool] | None = None  # abs path -> hide?
+
+    @property
+    def context(self) -> bool:
+        """True when context lines were asked for."""
+        return self.mode == "content" and (self.before > 0 or self.after > 0)
+
+
+@dataclass
+class FileHits:
+    """What one file contributed: its matching-line count and (content mode) lines."""
+
+    path: str
+    count: int = 0
+    lines: list[tuple[int, bool, str]] = field(default_factory=list)  # (lineno, is_match, text)
+
+
+def compile_pattern(pattern: str, ignore_case: bool) -> re.Pattern[str]:
+    """Compile ``pattern`` with Python ``re`` (POSIX ``[:class:]`` translated).
+
+    Raises :class:`ToolError` with a message for the model on bad syntax.
+    """
+    py = _POSIX_RX.sub(lambda m: _POSIX_CLASSES.get(m.group(1), m.group(0)), pattern)
+    flags = re.MULTILINE | (re.IGNORECASE if ignore_case else 0)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # "possible nested set" FutureWarnings
+            return re.compile(py, flags)
+    except re.error as err:
+        raise ToolError(
+            f"invalid regular expression {pattern!r}: {err}. Use Python/ripgrep "
+            "regex syntax; escape literal characters such as ( [ { . * + ? with a backslash."
+        ) from err
+
+
+# --------------------------------------------------------------------------- python
+
+
+def search_python(q: GrepQuery, cancel: Cancel) -> list[FileHits]:
+    """Search with the pure-Python engine; results in walk order."""
+    rx = compile_pattern(q.pattern, q.ignore_case)
+    linewise = any(tok in q.pattern for tok in _LINEWISE_TOKENS)
+    out: list[FileHits] = []
+    if os.path.isfile(q.root):
+        files: Iterator[str] = iter([q.root])
+    else:
+        files = walk_files(q.root, cancel, q.include, q.forbidden)
+    for path in files:
+        if cancel.cancelled:
+            raise Cancelled(cancel.reason or "cancelled")
+        hits = _search_file(path, rx, linewise, q)
+        if hits is not None and hits.count:
+            out.append(hits)
+    return out
+
+
+def walk_files(
+    root: str,
+    cancel: Cancel,
+    include: Callable[[str], bool] | None = None,
+    forbidden: Callable[[str], bool] | None = None,
+    *,
+    skip_hidden: bool = True,
+    skip_dirs: frozenset[str] = frozenset(),
+) -> Iterator[str]:
+    """Yield files under ``root`` depth-first, names sorted, ignore rules applied.
+
+    ``include`` sees the path relative to ``root``; ``forbidden`` the absolute
+    path (a forbidden directory is pruned whole).
+    """
+    prefix_len = len(root) + (0 if root.endswith("/") else 1)
+    stack: list[tuple[Iterator[os.DirEntry[str]], IgnoreStack]] = []
+    top = _open_dir(root, None, skip_dirs)
+    if top is not None:
+        stack.append(top)
+    while stack:
+        if cancel.cancelled:
+            raise Cancelled(cancel.reason or "cancelled")
+        entries, ignores = stack[-1]
+        entry = next(entries, None)
+        if entry is None:
+            stack.pop()
+            continue
+        name = entry.name
+        try:
+            if entry.is_symlink():
+                continue
+            is_dir = entry.is_dir()
+        except OSError:
+            continue
+        if is_dir and name in skip_dirs:
+            continue
+        path = entry.path
+        verdict = None if ignores.empty else ignores.match(path, is_dir)
+        if verdict is True:
+            continue
+        if verdict is None and skip_hidden and name.startswith("."):
+            continue
+        if forbidden is not None and forbidden(path):
+            continue
+        if is_dir:
+            child = _open_dir(path, ignores, skip_dirs)
+            if child is not None:
+                stack.append(child)
+            continue
+        if include is not None and not include(path[prefix_len:]):
+            continue
+        yield path
+
+
+def _open_dir(
+    path: str, parent: IgnoreStack | None, skip_dirs: frozenset[str]
+) -> tuple[Iterator[os.DirEntry[str]], IgnoreStack] | None:
+    try:
+        with os.scandir(path) as it:
+            entries = sorted(it, key=lambda e: e.name)
+    except OSError:
+        return None
+    if parent is None:
+        ignores = IgnoreStack.for_root(path)
+    elif any(e.name in _IGNORE_NAMES for e in entries):
+        ignores = parent.child(path)  # only read ignore files that exist
+    else:
+        ignores = parent
+    return iter(entries), ignores
+
+
+def _read_text(path: str) -> str | None:
+    """The decoded text of ``path``, or None when unreadable or binary."""
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except OSError:
+        return None
+    if data.startswith(codecs.BOM_UTF8):
+        data = data[3:]
+    elif data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        text = data.decode("utf-16", "replace")
+        return None if "\0" in text else text
+    if b"\0" in data:
+        return None
+    return data.decode("utf-8", "replace")
+
+
+def _search_file(path: str, rx: re.Pattern[str], linewise: bool, q: GrepQuery) -> FileHits | None:
+    text = _read_text(path)
+    if text is None or (rx.search(text) is None and not linewise):
+        return None
+    first_only = q.mode == "files_with_matches"
+    keep_lines = q.mode == "content"
+    matches = _linewise_matches(text, rx, first_only) if linewise else _scan(text, rx, first_only)
+    if not matches:
+        return None
+    hits = FileHits(path, count=len(matches))
+    if not keep_lines:
+        return hits
+    if not q.context:
+        hits.lines = [(n, True, line) for n, line in matches]
+        return hits
+    all_lines = _split_lines(text)
+    wanted: set[int] = set()
+    for n, _ in matches:
+        wanted.update(range(max(1, n - q.before), min(len(all_lines), n + q.after) + 1))
+    matched = {n for n, _ in matches}
+    hits.lines = [(n, n in matched, all_lines[n - 1]) for n in sorted(wanted)]
+    return hits
+
+
+def _split_lines(text: str) -> list[str]:
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()  # the text ended with a newline: no extra empty line
+    return lines
+
+
+def _scan(text: str, rx: re.Pattern[str], first_only: bool) -> list[tuple[int, str]]:
+    """Matching lines found by searching the whole text and checking hit lines.
+
+    A whole-text hit can span a newline, so the hit's line is re-checked on its
+    own; the next search starts at the following line, so no line is skipped.
+    """
+    found: list[tuple[int, str]] = []
+    n = len(text)
+    pos = 0
+    lineno = 1
+    counted_to = 0
+    search = rx.search
+    while pos <= n:
+        m = search(text, pos)
+        if m is None:
+            break
+        start = m.start()
+        if start == n and (n == 0 or text[n - 1] == "\n"):
+            break  # the empty "line" after the final newline is not a line
+        line_start = text.rfind("\n", 0, start) + 1
+        line_end = text.find("\n", start)
+        if line_end < 0:
+            line_end = n
+        lineno += text.count("\n", counted_to, line_start)
+        counted_to = line_start
+        line = text[line_start:line_end]
+        if m.end() <= line_end or search(line) is not None:
+            found.append((lineno, line))
+            if first_only:
+                break
+        pos = line_end + 1
+    return found
+
+
+def _linewise_matches(text: str, rx: re.Pattern[str], first_only: bool) -> list[tuple[int, str]]:
+    found: list[tuple[int, str]] = []
+    for i, line in enumerate(_split_lines(text), 1):
+        if rx.search(line) is not None:
+            found.append((i, line))
+            if first_only:
+                break
+    return found
+
+
+# --------------------------------------------------------------------------- ripgrep
+
+_RG_BASE = (
+    "--null",
+    "--line-number",
+    "--no-heading",
+    "--with-filename",
+    "--color",
+    "never",
+    "--no-config",  # a user's RIPGREP_CONFIG_PATH must not change results
+    "--no-require-git",  # honour .gitignore outside git repos, like the Python walker
+    "--no-ignore-global",
+    "--no-ignore-exclude",
+    "--no-messages",
+)
+
+
+def rg_argv(rg: str, q: GrepQuery) -> list[str]:
+    """The ripgrep command line for ``q``."""
+    argv = [rg, *_RG_BASE]
+    if q.ignore_case:
+        argv.append("--ignore-case")
+    if q.mode == "files_with_matches":
+        argv.append("--files-with-matches")
+    elif q.mode == "count":
+        argv.append("--count")
+    elif q.context:
+        argv += ["--before-context", str(q.before), "--after-context", str(q.after)]
+    return [*argv, "--regexp", q.pattern, "--", q.root]
+
+
+def search_rg(rg: str, q: GrepQuery, cancel: Cancel) -> list[FileHits] | None:
+    """Search with ripgrep; None when ripgrep cannot run this query (use Python).
+
+    ripgrep runs multi-threaded (unordered); results are sorted here.
+    """
+    compile_pattern(q.pattern, q.ignore_case)  # same validation as the Python engine
+    env = dict(os.environ)
+    env.pop("RIPGREP_CONFIG_PATH", None)
+    try:
+        proc = subprocess.Popen(
+            rg_argv(rg, q),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
+        )
+    except OSError:
+        return None
+    unregister = cancel.on_cancel(proc.kill)
+    try:
+        out, _err = proc.communicate()
+    finally:
+        unregister()
+    if cancel.cancelled:
+        raise Cancelled(cancel.reason or "cancelled")
+    if proc.returncode == 2 and not out:
+        return None  # e.g. a regex feature ripgrep lacks (look-around): Python decides
+    hits = _parse_rg(out, q)
+    prefix_len = len(q.root) + 1
+    keep: list[FileHits] = []
+    single_file = not os.path.isdir(q.root)
+    for h in hits.values():
+        if q.forbidden is not None and q.forbidden(h.path):
+            continue
+        if not single_file and q.include is not None and not q.include(h.path[prefix_len:]):
+            continue
+        keep.append(h)
+    keep.sort(key=lambda h: h.path.split("/"))
+    return keep
+
+
+def _parse_rg(out: bytes, q: GrepQuery) -> dict[str, FileHits]:
+    hits: dict[str, FileHits] = {}
+    if q.mode == "files_with_matches":
+        for raw in out.split(b"\0"):
+            if raw:
+                path = os.fsdecode(raw)
+                hits[path] = FileHits(path, count=1)
+        return hits
+    for raw in out.split(b"\n"):
+        raw_path, sep, rest = raw.partition(b"\0")
+        if not sep:
+            continue  # "--" group separators
+        path = os.fsdecode(raw_path)
+        h = hits.get(path)
+        if h is None:
+            h = hits[path] = FileHits(path)
+        if q.mode == "count":
+            h.count = int(rest or b"0")
+            continue
+        j = 0
+        while j < len(rest) and 48 <= rest[j] <= 57:
+            j += 1
+        is_match = rest[j : j + 1] == b":"
+        h.count += is_match
+        h.lines.append((int(rest[:j]), is_match, rest[j + 1 :].decode("utf-8", "replace")))
+    return hits
+
+
+# --------------------------------------------------------------------------- output
+
+
+def format_hits(
+    hits: list[FileHits], q: GrepQuery, display: Callable[[str], str], cap: int
+) -> tuple[str, int]:
+    """Render ``hits`` for the model; returns (text, number of matches not shown).
+
+    content: ``path:line:text`` (context lines ``path-line-text``, ``--`` between
+    groups); files_with_matches: one path per line; count: ``path:count``.
+    The cap counts matching lines (content) or files (other modes).
+    """
+    if q.mode != "content":
+        rows = [
+            display(h.path) if q.mode == "files_with_matches" else f"{display(h.path)}:{h.count}"
+            for h in hits
+        ]
+        return "\n".join(rows[:cap]), max(0, len(rows) - cap)
+    total = sum(h.count for h in hits)
+    out: list[str] = []
+    shown = 0
+    prev_file = None
+    prev_line = 0
+    for h in hits:
+        if shown >= cap:
+            break
+        name = display(h.path)
+        for lineno, is_match, text in h.lines:
+            if q.context and out and (prev_file is not h or lineno != prev_line + 1):
+                out.append("--")
+            prev_file, prev_line = h, lineno
+            out.append(
+                f"{name}{':' if is_match else '-'}{lineno}{':' if is_match else '-'}{_clip(text)}"
+            )
+            if is_match:
+                shown += 1
+                if shown >= cap:
+                    break
+    return "\n".join(out), total - shown
+
+
+def _clip(text: str) -> str:
+    if text.endswith("\r"):
+        text = text[:-1]
+    if len(text) > MAX_LINE_CHARS:
+        return f"{text[:MAX_LINE_CHARS]} [... {len(text) - MAX_LINE_CHARS} more chars]"
+    return text

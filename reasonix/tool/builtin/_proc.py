@@ -1,0 +1,208 @@
+"""Run a shell command in its own process group, pumping its output.
+
+The hygiene (mini-swe-agent, MCP SDK shutdown): every command starts a new
+session (``start_new_session=True``), so the shell and everything it spawns
+share one process group that a timeout, a cancel or a kill can take down in one
+``killpg``: SIGTERM first, SIGKILL after a short grace. When the shell itself
+exits, members it left behind (``sleep 100 &``) are reaped the same way unless
+the command deliberately detached them (``nohup`` / ``disown``); without that,
+a stray child holding the output pipe would hang the call and leak.
+
+One loop, no reader thread: the pipe is polled with a selector so a deadline
+or a cancel is noticed within :data:`POLL_SECONDS` even while output streams.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import selectors
+import signal
+import subprocess
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from reasonix.cancel import Cancel
+
+__all__ = [
+    "KILL_GRACE_SECONDS",
+    "RunOutcome",
+    "alive",
+    "group_alive",
+    "kill_group",
+    "run_command",
+    "spawn",
+]
+
+KILL_GRACE_SECONDS = 2.0  # time for a SIGTERM'd build tool to flush and exit
+POLL_SECONDS = 0.05  # cancel/deadline reaction time while blocked on the pipe
+DRAIN_SECONDS = 1.0  # after the shell exits, how long a detached holder may keep the pipe
+_DETACH = re.compile(r"\b(nohup|disown|setsid)\b")
+
+
+@dataclass
+class RunOutcome:
+    """How a command ended. ``exit_code`` is None when it never exited on its own."""
+
+    exit_code: int | None
+    timed_out: bool = False
+    cancelled: bool = False
+    pid: int = 0
+
+
+def spawn(argv: list[str], cwd: str, env: dict[str, str]) -> subprocess.Popen[bytes]:
+    """Start ``argv`` in a new session: stdin /dev/null, stdout+stderr one pipe."""
+    return subprocess.Popen(
+        argv,
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+        close_fds=True,
+    )
+
+
+def _signal_group(pgid: int, sig: int) -> bool:
+    try:
+        os.killpg(pgid, sig)
+        return True
+    except (ProcessLookupError, PermissionError):
+        return False
+
+
+def group_alive(pgid: int) -> bool:
+    """True while some process (other than a zombie) is left in group ``pgid``."""
+    if not _signal_group(pgid, 0):
+        return False
+    # killpg(0) also succeeds for zombies waiting to be reaped by init; look
+    # closer where /proc exists so a non-reaping PID 1 does not stall the grace.
+    try:
+        pids = [int(p) for p in os.listdir("/proc") if p.isdigit()]
+    except OSError:
+        return True
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as fh:
+                fields = fh.read().rsplit(b")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if len(fields) > 2 and int(fields[2]) == pgid and fields[0] != b"Z":
+            return True
+    return False
+
+
+def alive(pid: int) -> bool:
+    """True while ``pid`` exists and is not a zombie."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            state = fh.read().rsplit(b")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return True
+    return state != b"Z"
+
+
+def kill_group(pgid: int, grace: float = KILL_GRACE_SECONDS) -> None:
+    """SIGTERM the group, wait up to ``grace`` seconds, then SIGKILL what is left."""
+    if not _signal_group(pgid, signal.SIGTERM):
+        return
+    _signal_group(pgid, signal.SIGCONT)  # a stopped process cannot act on SIGTERM
+    deadline = time.monotonic() + grace
+    while time.monotonic() < deadline:
+        if not group_alive(pgid):
+            return
+        time.sleep(0.02)
+    _signal_group(pgid, signal.SIGKILL)
+
+
+def run_command(
+    argv: list[str],
+    *,
+    cwd: str,
+    env: dict[str, str],
+    sink: Callable[[bytes], None],
+    cancel: Cancel,
+    timeout: float | None = None,
+    command_text: str = "",
+    on_start: Callable[[subprocess.Popen[bytes]], None] | None = None,
+) -> RunOutcome:
+    """Run ``argv`` to completion, feeding its combined output to ``sink``.
+
+    ``timeout`` (seconds, None/0 = none) and ``cancel`` both kill the whole
+    process group. ``command_text`` is the shell source, used only to notice
+    deliberate detaching (then stragglers survive the shell's exit).
+    """
+    proc = spawn(argv, cwd, env)
+    if on_start is not None:
+        on_start(proc)
+    pgid = proc.pid
+    outcome = RunOutcome(exit_code=None, pid=pgid)
+    reap = not _DETACH.search(command_text)
+    deadline = time.monotonic() + timeout if timeout else None
+    assert proc.stdout is not None
+    fd = proc.stdout.fileno()
+    sel = selectors.DefaultSelector()
+    sel.register(fd, selectors.EVENT_READ)
+
+    def on_cancel() -> None:
+        _signal_group(pgid, signal.SIGTERM)  # the loop notices and escalates
+
+    unregister = cancel.on_cancel(on_cancel)
+    kill_at: float | None = None  # when to escalate SIGTERM to SIGKILL
+    leader_exit: float | None = None
+    eof = False
+    try:
+        while not (eof and leader_exit is not None):
+            if not eof:
+                for _key, _ev in sel.select(POLL_SECONDS):
+                    data = os.read(fd, 65536)
+                    if data:
+                        sink(data)
+                    else:
+                        eof = True
+                        sel.unregister(fd)
+            else:
+                time.sleep(POLL_SECONDS)
+            now = time.monotonic()
+            if not (outcome.timed_out or outcome.cancelled):
+                if cancel.cancelled:
+                    outcome.cancelled = True
+                elif deadline is not None and now >= deadline:
+                    outcome.timed_out = True
+                if outcome.timed_out or outcome.cancelled:
+                    _signal_group(pgid, signal.SIGTERM)
+                    _signal_group(pgid, signal.SIGCONT)
+                    kill_at = now + KILL_GRACE_SECONDS
+            if leader_exit is None and proc.poll() is not None:
+                leader_exit = now
+                if reap and kill_at is None:
+                    # The shell is done; whatever it left in its group goes too.
+                    _signal_group(pgid, signal.SIGTERM)
+                    kill_at = now + KILL_GRACE_SECONDS
+            if kill_at is not None and now >= kill_at:
+                _signal_group(pgid, signal.SIGKILL)
+                kill_at = None
+            if leader_exit is not None and not eof:
+                limit = KILL_GRACE_SECONDS + DRAIN_SECONDS if reap else DRAIN_SECONDS
+                if now - leader_exit > limit:
+                    break  # a process outside the group still holds the pipe
+    finally:
+        unregister()
+        sel.close()
+        proc.stdout.close()
+        if proc.poll() is None:  # only reachable through an exception above
+            _signal_group(pgid, signal.SIGKILL)
+        proc.wait()
+    if kill_at is not None:
+        kill_group(pgid, max(0.0, kill_at - time.monotonic()))
+    if not (outcome.timed_out or outcome.cancelled):
+        outcome.exit_code = proc.returncode
+    return outcome

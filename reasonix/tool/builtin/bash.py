@@ -1,0 +1,193 @@
+"""The ``bash`` tool (TOOL-13): run a shell command, foreground or background.
+
+``["bash", "-c", command]`` runs in ``ctx.cwd`` (else the workspace) with
+stdin from /dev/null and stdout+stderr merged. Foreground calls stop at
+``ctx.bash_timeout`` seconds (0 = no tool-local cap); a timeout or a cancel
+kills the whole process group (see :mod:`._proc`). When ``ctx.sandbox`` is a
+:class:`SandboxSettings`, the command is wrapped by the permission layer; if
+enforcement is asked for but unavailable, the call is refused (CFG-12) —
+never run unconfined.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from typing import Any
+
+from reasonix.errors import SandboxUnavailable, ToolError
+from reasonix.permission.sandbox import SandboxSettings, wrap_command
+from reasonix.tool import CONTENT_LIMIT_BYTES, ToolContext, ToolResult, register_builtin
+from reasonix.tool.base import FunctionTool
+from reasonix.tool.builtin._jobs import jobs
+from reasonix.tool.builtin._proc import run_command
+from reasonix.tool.paths import base_dir
+
+__all__ = ["TOOL", "OutputBuffer", "bash", "prepare"]
+
+RAW_HEAD_BYTES = 4 * 1024 * 1024  # raw_content keeps this much of the start…
+RAW_TAIL_BYTES = 4 * 1024 * 1024  # …and of the end; a runaway command cannot eat memory
+# The provider sees head and tail in equal parts: a failing build's error sits
+# at the end, the command's own context at the start.
+_VISIBLE_BUDGET = CONTENT_LIMIT_BYTES - 512
+
+DESCRIPTION = (
+    "Execute a command with bash and return combined stdout/stderr plus the exit code. "
+    "Use for builds, tests, git, package managers, running programs. stdin is /dev/null, "
+    "so interactive commands fail; pass non-interactive flags. Foreground commands are "
+    "killed (with everything they started) after the configured timeout. For long-running "
+    "servers or watchers set run_in_background=true, then read output with bash_output, "
+    "wait with wait, stop with kill_shell. To search/read/list/edit files prefer the "
+    "dedicated tools (grep, glob, ls, read_file, edit_file) over grep/find/cat/sed in bash: "
+    "they are faster, capped and respect the workspace rules."
+)
+
+SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "command": {"type": "string", "description": "Shell command to execute (bash syntax)"},
+        "run_in_background": {
+            "type": "boolean",
+            "description": "Run detached: returns a job id immediately and keeps running "
+            "across turns (no foreground timeout). Read new output with bash_output, wait "
+            "with wait, stop it with kill_shell. Use for servers, watchers or long builds.",
+            "default": False,
+        },
+    },
+    "required": ["command"],
+}
+
+
+class OutputBuffer:
+    """Collects output, keeping the first and last few MiB of a runaway stream."""
+
+    def __init__(self, head: int = RAW_HEAD_BYTES, tail: int = RAW_TAIL_BYTES) -> None:
+        self._head_max, self._tail_max = head, tail
+        self._head = bytearray()
+        self._tail = bytearray()
+        self.dropped = 0
+        self.total = 0
+
+    def write(self, data: bytes) -> None:
+        """Append a chunk."""
+        self.total += len(data)
+        room = self._head_max - len(self._head)
+        if room > 0:
+            self._head += data[:room]
+            data = data[room:]
+        if data:
+            self._tail += data
+            over = len(self._tail) - self._tail_max
+            if over > 0:
+                del self._tail[:over]
+                self.dropped += over
+
+    def text(self) -> str:
+        """Everything kept, with a marker where bytes were dropped."""
+        head = self._head.decode("utf-8", "replace")
+        if not self.dropped:
+            return (bytes(self._head) + bytes(self._tail)).decode("utf-8", "replace")
+        tail = self._tail.decode("utf-8", "replace")
+        return f"{head}\n[... {self.dropped} bytes of output dropped ...]\n{tail}"
+
+
+def _clip_even(text: str, budget: int = _VISIBLE_BUDGET) -> str:
+    data = text.encode("utf-8")
+    if len(data) <= budget:
+        return text
+    half = (budget - 80) // 2
+    head = data[:half].decode("utf-8", "ignore")
+    tail = data[len(data) - half :].decode("utf-8", "ignore")
+    omitted = len(data) - len(head.encode()) - len(tail.encode())
+    return f"{head}\n[... {omitted} bytes omitted; the full output is kept locally ...]\n{tail}"
+
+
+def prepare(command: str, ctx: ToolContext) -> tuple[list[str], str, dict[str, str]]:
+    """argv, cwd and environment for ``command``, sandbox-wrapped when configured.
+
+    Raises :class:`ToolError` when bash is missing or enforcement is unavailable.
+    """
+    shell = shutil.which("bash")
+    if shell is None:
+        raise ToolError("bash is not installed on this machine; the bash tool cannot run")
+    cwd = str(base_dir(ctx))
+    if not os.path.isdir(cwd):
+        raise ToolError(f"working directory {cwd} does not exist")
+    env = dict(os.environ)
+    # stdin is /dev/null: a pager or a credential prompt would only hang or fail.
+    env.update({"PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0"})
+    argv = [shell, "-c", command]
+    if isinstance(ctx.sandbox, SandboxSettings):
+        try:
+            argv, env = wrap_command(argv, ctx.sandbox, env)
+        except SandboxUnavailable as err:
+            raise ToolError(
+                f"refused: the OS sandbox is set to enforce but cannot run here ({err}). "
+                "The command was NOT run. Install the sandbox backend (bubblewrap on Linux) or "
+                "ask the user to change [sandbox] settings."
+            ) from None
+    return argv, cwd, env
+
+
+def bash(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+    """Run one bash call (the tool function)."""
+    command: str = args["command"]
+    if not command.strip():
+        raise ToolError("command must not be empty")
+    argv, cwd, env = prepare(command, ctx)
+    if args.get("run_in_background"):
+        try:
+            job = jobs.start(argv, cwd=cwd, env=env, command=command, session_id=ctx.session_id)
+        except OSError as err:
+            raise ToolError(f"could not start the command: {err}") from None
+        return ToolResult(
+            f"Started background job {job.id!r} (pid {job.pid}). It keeps running across "
+            f"turns; read new output with bash_output(job_id={job.id!r}), wait for it with "
+            f"wait, or stop it with kill_shell(job_id={job.id!r}).",
+            metadata={"job_id": job.id, "pid": job.pid},
+        )
+    buf = OutputBuffer()
+    progress = ctx.progress
+
+    def sink(data: bytes) -> None:
+        buf.write(data)
+        if progress is not None:
+            progress(data.decode("utf-8", "replace"))
+
+    timeout = ctx.bash_timeout if ctx.bash_timeout and ctx.bash_timeout > 0 else None
+    try:
+        outcome = run_command(
+            argv,
+            cwd=cwd,
+            env=env,
+            sink=sink,
+            cancel=ctx.cancel,
+            timeout=timeout,
+            command_text=command,
+        )
+    except OSError as err:
+        raise ToolError(f"could not start the command: {err}") from None
+    output = buf.text()
+    if outcome.timed_out:
+        trailer = f"[timed out after {timeout:g} s; the command and its children were killed]"
+    elif outcome.cancelled:
+        trailer = "[cancelled; the command and its children were killed]"
+    elif outcome.exit_code is not None and outcome.exit_code < 0:
+        trailer = f"[killed by signal {-outcome.exit_code}]"
+    else:
+        trailer = f"[exit code {outcome.exit_code}]"
+    body = output if output.strip() else "(no output)\n"
+    if not body.endswith("\n"):
+        body += "\n"
+    failed = outcome.timed_out or outcome.cancelled or outcome.exit_code != 0
+    meta = {"exit_code": outcome.exit_code, "timed_out": outcome.timed_out, "pid": outcome.pid}
+    return ToolResult(
+        content=_clip_even(body) + trailer,
+        raw_content=body + trailer,
+        is_error=failed,
+        metadata=meta,
+    )
+
+
+TOOL = FunctionTool(name="bash", description=DESCRIPTION, schema=SCHEMA, fn=bash, read_only=False)
+register_builtin(TOOL)

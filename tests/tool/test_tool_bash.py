@@ -1,0 +1,131 @@
+"""bash tool (foreground): output, exit codes, timeouts, cancel, caps, sandbox refusal."""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from reasonix.cancel import Cancel
+from reasonix.permission.sandbox import SandboxSettings
+from reasonix.tool import CONTENT_LIMIT_BYTES, ToolContext, ToolResult
+from reasonix.tool.builtin._proc import alive
+from reasonix.tool.builtin.bash import TOOL
+
+
+def run(ctx: ToolContext, command: str) -> ToolResult:
+    return TOOL.execute(json.dumps({"command": command}), ctx)
+
+
+def wait_dead(pid: int, seconds: float = 3.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if not alive(pid):
+            return True
+        time.sleep(0.02)
+    return not alive(pid)
+
+
+def test_exit_code_and_merged_streams(tmp_path: Path) -> None:
+    ctx = ToolContext(workspace=tmp_path)
+    res = run(ctx, "echo hi; echo err >&2; exit 3")
+    assert res.content == "hi\nerr\n[exit code 3]"
+    assert res.is_error and res.metadata["exit_code"] == 3
+    ok = run(ctx, "pwd; [[ -n bash-only ]] && echo bash")
+    assert ok.content == f"{os.path.realpath(tmp_path)}\nbash\n[exit code 0]" or ok.content == (
+        f"{tmp_path}\nbash\n[exit code 0]"
+    )
+    assert not ok.is_error and not TOOL.read_only
+    assert run(ctx, "true").content == "(no output)\n[exit code 0]"
+    assert run(ctx, "cat").content == "(no output)\n[exit code 0]"  # stdin is /dev/null
+    assert run(ctx, "printf 'no newline'").content == "no newline\n[exit code 0]"
+
+
+def test_cwd_and_argument_errors(tmp_path: Path) -> None:
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    ctx = ToolContext(workspace=tmp_path, cwd=sub)
+    assert run(ctx, "basename $PWD").content == "sub\n[exit code 0]"
+    assert run(ctx, "  ").is_error
+    assert TOOL.execute("{}", ctx).is_error
+    assert TOOL.execute("{bad", ctx).is_error
+
+
+def test_timeout_kills_grandchildren(tmp_path: Path) -> None:
+    ctx = ToolContext(workspace=tmp_path, bash_timeout=1)
+    t0 = time.monotonic()
+    res = run(ctx, "bash -c 'sleep 100 & echo $!; sleep 100' & echo $!; wait")
+    assert time.monotonic() - t0 < 10
+    assert res.is_error and res.metadata["timed_out"]
+    assert "[timed out after 1 s; the command and its children were killed]" in res.content
+    pids = [int(x) for x in res.content.split("\n")[:2]]
+    assert all(wait_dead(pid) for pid in [*pids, res.metadata["pid"]]), pids
+
+
+def test_stragglers_reaped_after_normal_exit(tmp_path: Path) -> None:
+    res = run(ToolContext(workspace=tmp_path), "sleep 100 & echo $!")
+    assert res.content.endswith("[exit code 0]")
+    assert wait_dead(int(res.content.split("\n")[0]))
+
+
+def test_cancel_kills_group(tmp_path: Path) -> None:
+    cancel = Cancel()
+    seen: list[str] = []
+    ready = threading.Event()
+
+    def progress(chunk: str) -> None:
+        seen.append(chunk)
+        ready.set()
+
+    ctx = ToolContext(workspace=tmp_path, cancel=cancel, progress=progress, bash_timeout=0)
+    box: list[ToolResult] = []
+    thread = threading.Thread(target=lambda: box.append(run(ctx, "sleep 100 & echo $!; sleep 100")))
+    thread.start()
+    assert ready.wait(5)
+    cancel.cancel("user pressed ctrl-c")
+    thread.join(10)
+    assert not thread.is_alive()
+    res = box[0]
+    assert res.is_error and "[cancelled; the command and its children were killed]" in res.content
+    assert wait_dead(int("".join(seen).split("\n")[0]))
+
+
+def test_huge_output_keeps_head_and_tail(tmp_path: Path) -> None:
+    res = run(ToolContext(workspace=tmp_path), "seq 1 200000")
+    assert len(res.content.encode()) <= CONTENT_LIMIT_BYTES
+    assert res.content.startswith("1\n2\n3\n")
+    assert res.content.endswith("199999\n200000\n[exit code 0]")
+    assert "bytes omitted" in res.content
+    expected = "".join(f"{i}\n" for i in range(1, 200001))
+    assert res.raw_content == expected + "[exit code 0]"
+
+
+def test_no_timeout_when_zero(tmp_path: Path) -> None:
+    ctx = ToolContext(workspace=tmp_path, bash_timeout=0)
+    assert run(ctx, "sleep 0.2; echo done").content == "done\n[exit code 0]"
+
+
+def test_enforced_sandbox_without_backend_refuses(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # PATH holds bash only: no bubblewrap, so enforcement cannot be provided.
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    bash_path = next(
+        p
+        for d in os.environ["PATH"].split(os.pathsep)
+        if os.path.exists(p := os.path.join(d, "bash"))
+    )
+    (bindir / "bash").symlink_to(bash_path)
+    monkeypatch.setenv("PATH", str(bindir))
+    marker = tmp_path / "ran"
+    ctx = ToolContext(
+        workspace=tmp_path, sandbox=SandboxSettings(mode="enforce", workspace=tmp_path)
+    )
+    res = run(ctx, f"touch {marker}")
+    assert res.is_error and "NOT run" in res.content and "enforce" in res.content
+    assert not marker.exists()

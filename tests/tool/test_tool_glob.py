@@ -1,0 +1,86 @@
+"""glob tool: patterns, ordering, caps, ignore rules, forbid_read."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from reasonix.tool import ToolContext, ToolResult
+from reasonix.tool.builtin import glob as glob_mod
+from reasonix.tool.builtin.glob import TOOL
+
+
+def run(ctx: ToolContext, **args: object) -> ToolResult:
+    return TOOL.execute(json.dumps(args), ctx)
+
+
+def touch(root: Path, rel: str, mtime: float = 1_000_000) -> None:
+    p = root / rel
+    p.parent.mkdir(parents=True, exist_ok=True)
+    p.write_text(rel)
+    os.utime(p, (mtime, mtime))
+
+
+def make_tree(root: Path) -> None:
+    touch(root, "a.py", 100)
+    touch(root, "pkg/b.py", 300)
+    touch(root, "pkg/deep/c.py", 200)
+    touch(root, "pkg/deep/c.ts", 200)
+    touch(root, "pkg/x.tsx", 50)
+    touch(root, ".github/ci.yml", 10)
+    touch(root, "node_modules/m/index.py", 999)
+    touch(root, "dist/gen.py", 999)
+    touch(root, ".gitignore", 1)
+    (root / ".gitignore").write_text("dist/\n")
+
+
+def test_recursive_newest_first(tmp_path: Path) -> None:
+    make_tree(tmp_path)
+    res = run(ToolContext(workspace=tmp_path), pattern="**/*.py")
+    assert res.content.splitlines() == ["pkg/b.py", "pkg/deep/c.py", "a.py"]
+    assert TOOL.read_only
+
+
+def test_pattern_forms(tmp_path: Path) -> None:
+    make_tree(tmp_path)
+    ctx = ToolContext(workspace=tmp_path)
+    assert run(ctx, pattern="*.py").content == "a.py"
+    assert run(ctx, pattern="pkg/*.py").content == "pkg/b.py"
+    assert run(ctx, pattern="pkg/**/c.?s").content == "pkg/deep/c.ts"
+    assert run(ctx, pattern="**/*.{ts,tsx}").content.splitlines() == ["pkg/deep/c.ts", "pkg/x.tsx"]
+    assert run(ctx, pattern="[ab].py").content == "a.py"
+    assert run(ctx, pattern="*.py", path="pkg").content == "pkg/b.py"
+    assert run(ctx, pattern="**/*.yml").content == ".github/ci.yml"
+    assert run(ctx, pattern=str(tmp_path / "pkg" / "*.py")).content == "pkg/b.py"
+
+
+def test_bare_name_falls_back_to_any_depth(tmp_path: Path) -> None:
+    make_tree(tmp_path)
+    res = run(ToolContext(workspace=tmp_path), pattern="c.ts")
+    assert res.content.splitlines() == [
+        "(no match directly in .; showing matches at any depth)",
+        "pkg/deep/c.ts",
+    ]
+
+
+def test_cap_errors_forbid(tmp_path: Path) -> None:
+    make_tree(tmp_path)
+    for i in range(12):
+        touch(tmp_path, f"many/f{i:02}.txt", 1000 + i)
+    ctx = ToolContext(workspace=tmp_path)
+    old = glob_mod.MAX_RESULTS
+    glob_mod.MAX_RESULTS = 5
+    try:
+        res = run(ctx, pattern="many/*.txt")
+    finally:
+        glob_mod.MAX_RESULTS = old
+    lines = res.content.splitlines()
+    assert lines[0] == "many/f11.txt" and len(lines) == 6
+    assert lines[-1].startswith("[7 more files not shown")
+    assert run(ctx, pattern="*.nothing").content.startswith("(no matches")
+    assert run(ctx, pattern="x", path="nope").is_error
+    assert run(ctx, pattern="").is_error
+    assert run(ctx).is_error
+    forbidden = ToolContext(workspace=tmp_path, forbid_read=[tmp_path / "pkg"])
+    assert run(forbidden, pattern="**/*.py").content == "a.py"
