@@ -1,28 +1,96 @@
-"""OS sandbox for the bash tool (bubblewrap on Linux, Seatbelt on macOS).
+"""OS sandbox for the bash tool (bubblewrap on Linux, Seatbelt on macOS) — CFG-12.
 
-INTERFACE ONLY for now: the permissions issue (#5) implements the backends.
-The bash tool depends only on :class:`SandboxSettings` and :func:`wrap_command`.
+The bash tool depends only on :class:`SandboxSettings` and :func:`wrap_command`:
+
+* ``mode="off"``: argv and env unchanged.
+* ``mode="auto"``: jailed when a working backend exists, else unchanged (the
+  permission policy still applies; ``backend_status()`` says why, for a warning).
+* ``mode="enforce"``: jailed, or :class:`SandboxUnavailable` — never silently
+  unsandboxed.
+
+Inside the jail writes are limited to the workspace, ``write_roots``, the
+command cache roots and a private TMPDIR; ``forbid_read`` paths are hidden;
+credential variables (:mod:`.env`) are removed from the environment.
 """
 
 from __future__ import annotations
 
+import os
+import shutil
+import sys
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from reasonix.errors import SandboxUnavailable
+from reasonix.errors import ConfigError, SandboxUnavailable
+from reasonix.permission.sandbox.bwrap import bwrap_argv, probe
+from reasonix.permission.sandbox.env import is_credential_var, scrub_env
+from reasonix.permission.sandbox.seatbelt import SANDBOX_EXEC, seatbelt_argv, seatbelt_profile
 
-__all__ = ["SandboxSettings", "wrap_command"]
+__all__ = [
+    "SANDBOX_MODES",
+    "SandboxSettings",
+    "backend_status",
+    "default_cache_roots",
+    "is_credential_var",
+    "scrub_env",
+    "wrap_command",
+]
+
+SANDBOX_MODES = ("enforce", "auto", "off")
 
 
 @dataclass
 class SandboxSettings:
-    """What the sandbox may touch. ``mode`` is "enforce" | "auto" | "off"."""
+    """What the sandbox may touch. ``mode`` is "enforce" | "auto" | "off".
+
+    ``cache_roots``: extra writable command caches; ``None`` means
+    :func:`default_cache_roots` (``~/.cache``, ``~/.npm``, Go/Cargo caches that exist).
+    ``tmp_dir``: the macOS per-run TMPDIR (created when ``None``); Linux uses a tmpfs.
+    """
 
     mode: str = "auto"
     workspace: Path = field(default_factory=Path.cwd)
     write_roots: list[Path] = field(default_factory=list)
     forbid_read: list[Path] = field(default_factory=list)
     network: bool = True
+    cache_roots: list[Path] | None = None
+    tmp_dir: Path | None = None
+
+
+def default_cache_roots(env: dict[str, str]) -> list[Path]:
+    """Per-user build/package caches that exist; tools expect to write them."""
+    home = Path(env.get("HOME") or os.path.expanduser("~"))
+    xdg = env.get("XDG_CACHE_HOME")
+    candidates = [
+        Path(xdg) if xdg else home / ".cache",
+        home / ".npm",
+        home / ".cargo" / "registry",
+        home / "go" / "pkg" / "mod",
+        home / "Library" / "Caches",
+    ]
+    return [p for p in candidates if p.is_dir()]
+
+
+def _which(name: str, env: dict[str, str]) -> str | None:
+    return shutil.which(name, path=env.get("PATH", os.environ.get("PATH", os.defpath)))
+
+
+def backend_status(settings: SandboxSettings, env: dict[str, str]) -> tuple[str, str]:
+    """``(backend, problem)``: backend is "bwrap" | "seatbelt" | ""; problem says why not."""
+    if sys.platform.startswith("linux"):
+        bwrap = _which("bwrap", env)
+        if bwrap is None:
+            return "", "bubblewrap (bwrap) is not installed or not on PATH"
+        problem = probe(bwrap, settings.network)
+        if problem:
+            return "", f"bubblewrap cannot create a sandbox here: {problem}"
+        return "bwrap", ""
+    if sys.platform == "darwin":
+        if os.path.exists(SANDBOX_EXEC):
+            return "seatbelt", ""
+        return "", f"{SANDBOX_EXEC} is missing"
+    return "", f"no OS sandbox for bash on {sys.platform}"
 
 
 def wrap_command(
@@ -33,6 +101,42 @@ def wrap_command(
     "off", or "auto" without a backend: unchanged. "enforce" without a backend
     raises :class:`SandboxUnavailable` — never silently unsandboxed.
     """
-    if settings.mode == "enforce":
-        raise SandboxUnavailable("sandbox backend not implemented yet (issue #5)")
-    return argv, env
+    if settings.mode not in SANDBOX_MODES:
+        raise ConfigError(
+            f"unknown sandbox mode {settings.mode!r}; expected enforce, auto or off",
+            key="sandbox.bash",
+        )
+    if settings.mode == "off":
+        return argv, env
+    backend, problem = backend_status(settings, env)
+    if not backend:
+        if settings.mode == "enforce":
+            raise SandboxUnavailable(
+                f"sandbox enforcement is on but unavailable: {problem}; bash refuses to run "
+                'unsandboxed (install bubblewrap, or set [sandbox] bash = "auto" or "off")'
+            )
+        return argv, env
+    roots = list(settings.write_roots)
+    roots += default_cache_roots(env) if settings.cache_roots is None else settings.cache_roots
+    clean = scrub_env(env)
+    if backend == "bwrap":
+        wrapped = bwrap_argv(
+            _which("bwrap", env) or "bwrap",
+            argv,
+            workspace=settings.workspace,
+            write_roots=roots,
+            forbid_read=settings.forbid_read,
+            network=settings.network,
+        )
+        clean["TMPDIR"] = "/tmp"
+        return wrapped, clean
+    tmp = settings.tmp_dir or Path(tempfile.mkdtemp(prefix="reasonix-sbx-"))
+    profile = seatbelt_profile(
+        workspace=settings.workspace,
+        write_roots=roots,
+        forbid_read=settings.forbid_read,
+        network=settings.network,
+        tmp_dir=tmp,
+    )
+    clean["TMPDIR"] = str(tmp)
+    return seatbelt_argv(argv, profile), clean

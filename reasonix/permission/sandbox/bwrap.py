@@ -1,0 +1,93 @@
+"""Linux backend: bubblewrap (``bwrap``).
+
+The jail: the whole file system read-only, a fresh ``/dev`` and ``/proc``, a
+private tmpfs on ``/tmp`` (exported as TMPDIR), the workspace and write roots
+bound writable, the files that decide what runs later (``.git/hooks``,
+``.git/config``, ``reasonix.toml``, ``.mcp.json``) re-bound read-only, and
+``forbid_read`` paths masked. ``--unshare-net`` when the network is off.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+
+__all__ = ["PROTECTED_NAMES", "bwrap_argv", "probe"]
+
+# Relative to the workspace: re-bound read-only because they steer later executions
+# (git hooks/config) or the permission policy itself (project config, MCP servers).
+PROTECTED_NAMES: tuple[str, ...] = (".git/hooks", ".git/config", "reasonix.toml", ".mcp.json")
+
+_probe_lock = threading.Lock()
+_probe_cache: dict[tuple[str, bool], str] = {}
+
+
+def probe(bwrap: str, network: bool) -> str:
+    """Run ``bwrap --ro-bind / / true`` once per (binary, network) and cache the answer.
+
+    Returns "" when bubblewrap works, else the reason (user namespaces disabled …).
+    """
+    key = (bwrap, network)
+    with _probe_lock:
+        if key in _probe_cache:
+            return _probe_cache[key]
+        cmd = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+        if not network:
+            cmd.append("--unshare-net")
+        cmd += ["--", "true"]
+        try:
+            done = subprocess.run(cmd, capture_output=True, text=True, timeout=15, check=False)
+            reason = (
+                "" if done.returncode == 0 else (done.stderr.strip() or f"exit {done.returncode}")
+            )
+        except (OSError, subprocess.SubprocessError) as exc:
+            reason = str(exc)
+        _probe_cache[key] = reason
+        return reason
+
+
+def _real(path: Path | str) -> str:
+    return os.path.realpath(os.fspath(path))
+
+
+def bwrap_argv(
+    bwrap: str,
+    argv: Sequence[str],
+    *,
+    workspace: Path,
+    write_roots: Sequence[Path],
+    forbid_read: Sequence[Path],
+    network: bool,
+) -> list[str]:
+    """The full bwrap command line for ``argv`` (pure apart from ``exists`` checks)."""
+    cmd = [bwrap, "--die-with-parent", "--new-session"]
+    cmd += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    cmd += ["--tmpfs", "/tmp"]
+    if not network:
+        cmd.append("--unshare-net")
+    # Binds are applied in order; later ones sit on top of earlier ones, so writable
+    # roots come after the private /tmp and the read-only re-binds come after them.
+    ws = _real(workspace)
+    seen: set[str] = set()
+    for root in [ws, *(_real(r) for r in write_roots)]:
+        if root not in seen and root != "/" and os.path.isdir(root):
+            seen.add(root)
+            cmd += ["--bind", root, root]
+    for name in PROTECTED_NAMES:
+        target = os.path.join(ws, name)
+        if os.path.lexists(target):
+            real = _real(target)
+            if os.path.exists(real):
+                cmd += ["--ro-bind", real, real]
+    for path in forbid_read:
+        target = _real(path)  # mask the real location: every symlinked route leads there
+        if os.path.isdir(target):
+            cmd += ["--tmpfs", target, "--remount-ro", target]
+        elif os.path.exists(target):
+            cmd += ["--ro-bind", "/dev/null", target]
+    cmd += ["--setenv", "TMPDIR", "/tmp", "--"]
+    cmd += list(argv)
+    return cmd

@@ -1,0 +1,44 @@
+"""Which environment variables never reach a sandboxed command (credentials)."""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["CREDENTIAL_NAMES", "CREDENTIAL_PATTERN", "is_credential_var", "scrub_env"]
+
+# Exact names: agent sockets and well-known tokens whose names fit no suffix rule.
+CREDENTIAL_NAMES: frozenset[str] = frozenset(
+    {
+        "SSH_AUTH_SOCK",
+        "SSH_AGENT_PID",
+        "GPG_AGENT_INFO",
+        "GITHUB_TOKEN",
+        "GH_TOKEN",
+        "GOOGLE_APPLICATION_CREDENTIALS",
+        "DOCKER_AUTH_CONFIG",
+        "KUBECONFIG",
+        "NETRC",
+        "PGPASSFILE",
+        "VAULT_ADDR",
+    }
+)
+
+# Prefixes (cloud SDKs keep many secrets per prefix) and name shapes that mean "secret".
+CREDENTIAL_PATTERN = re.compile(
+    r"(AWS_|AZURE_|GCP_|GOOGLE_CLOUD_|ALIBABA_CLOUD_|OCI_|DIGITALOCEAN_|CLOUDFLARE_)"
+    r".*"
+    r"|.*(_TOKEN|_API_KEY|_APIKEY|_ACCESS_KEY|_ACCESS_KEY_ID|_PRIVATE_KEY|_CREDENTIALS"
+    r"|_PASSWORD|_PASSWD|_PASS|_AUTH|_COOKIE|_SESSION_KEY|_CLIENT_SECRET)"
+    r"|.*SECRET.*|.*PASSWORD.*"
+)
+
+
+def is_credential_var(name: str) -> bool:
+    """True when ``name`` looks like it holds a credential (case-insensitive)."""
+    upper = name.upper()
+    return upper in CREDENTIAL_NAMES or CREDENTIAL_PATTERN.fullmatch(upper) is not None
+
+
+def scrub_env(env: dict[str, str]) -> dict[str, str]:
+    """A copy of ``env`` without credential variables."""
+    return {k: v for k, v in env.items() if not is_credential_var(k)}

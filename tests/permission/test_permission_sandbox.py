@@ -1,0 +1,213 @@
+"""The OS sandbox with real bubblewrap, plus Seatbelt profile text and env scrubbing."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from reasonix.errors import ConfigError, SandboxUnavailable
+from reasonix.permission.sandbox import (
+    SandboxSettings,
+    backend_status,
+    is_credential_var,
+    scrub_env,
+    wrap_command,
+)
+from reasonix.permission.sandbox.seatbelt import seatbelt_argv, seatbelt_profile
+
+BWRAP = shutil.which("bwrap")
+needs_bwrap = pytest.mark.skipif(
+    not sys.platform.startswith("linux") or BWRAP is None,
+    reason="LOUD SKIP: bubblewrap (bwrap) is missing; CI installs it (apt-get install bubblewrap)",
+)
+
+
+def _run(
+    script: str, settings: SandboxSettings, **extra_env: str
+) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, **extra_env}
+    argv, env = wrap_command(["bash", "-c", script], settings, env)
+    return subprocess.run(
+        argv, env=env, cwd=settings.workspace, capture_output=True, text=True, timeout=30
+    )
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    ws = tmp_path / "ws"
+    (ws / ".git" / "hooks").mkdir(parents=True)
+    (ws / ".git" / "config").write_text("[core]\n")
+    (ws / "reasonix.toml").write_text("[permissions]\n")
+    return ws
+
+
+def _settings(ws: Path, **kw: object) -> SandboxSettings:
+    return SandboxSettings(mode="enforce", workspace=ws, cache_roots=[], **kw)  # type: ignore[arg-type]
+
+
+@needs_bwrap
+def test_backend_is_detected(workspace: Path) -> None:
+    assert backend_status(_settings(workspace), dict(os.environ)) == ("bwrap", "")
+
+
+@needs_bwrap
+def test_write_outside_roots_fails_inside_works(workspace: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "outside.txt"  # under /tmp: lands in the private tmpfs, not the host
+    var_tmp = Path(f"/var/tmp/reasonix-sbx-{os.getpid()}")
+    script = f"touch {var_tmp}; echo rc=$?; touch /etc/reasonix-x; echo rc=$?; "
+    script += f"touch {outside}; touch in.txt"
+    try:
+        done = _run(script, _settings(workspace))
+        assert done.stdout.splitlines() == ["rc=1", "rc=1"], done.stderr
+    finally:
+        var_tmp.unlink(missing_ok=True)
+    assert done.returncode == 0
+    assert (workspace / "in.txt").exists()
+    assert not outside.exists()
+    assert not Path("/etc/reasonix-x").exists()
+
+
+@needs_bwrap
+def test_write_roots_are_writable(workspace: Path, tmp_path: Path) -> None:
+    extra = tmp_path / "extra"
+    extra.mkdir()
+    done = _run(f"echo hi > {extra}/f", _settings(workspace, write_roots=[extra]))
+    assert done.returncode == 0, done.stderr
+    assert (extra / "f").read_text() == "hi\n"
+
+
+@needs_bwrap
+def test_forbid_read_hides_files_and_dirs(workspace: Path) -> None:
+    secret = workspace / "secret.env"
+    secret.write_text("TOKEN=abc\n")
+    keys = workspace / "keys"
+    keys.mkdir()
+    (keys / "id").write_text("PRIVATE\n")
+    done = _run(
+        "cat secret.env; ls keys; cat keys/id", _settings(workspace, forbid_read=[secret, keys])
+    )
+    assert "abc" not in done.stdout and "PRIVATE" not in done.stdout
+    assert done.returncode != 0
+
+
+@needs_bwrap
+def test_git_hooks_config_and_project_config_are_read_only(workspace: Path) -> None:
+    script = (
+        "touch .git/hooks/pre-commit; echo rc=$?; echo x >> .git/config; echo rc=$?; "
+        "echo 'allow=[\"Bash\"]' >> reasonix.toml; echo rc=$?; touch .git/other && echo ok"
+    )
+    done = _run(script, _settings(workspace))
+    assert done.stdout.splitlines() == ["rc=1", "rc=1", "rc=1", "ok"], done.stderr
+    assert not (workspace / ".git" / "hooks" / "pre-commit").exists()
+    assert (workspace / ".git" / "config").read_text() == "[core]\n"
+    assert (workspace / "reasonix.toml").read_text() == "[permissions]\n"
+
+
+@needs_bwrap
+def test_private_tmpdir_and_credentials_stripped(workspace: Path) -> None:
+    done = _run(
+        'echo "$TMPDIR"; touch "$TMPDIR/x" && echo tmp-ok; '
+        'echo "[$GITHUB_TOKEN$OPENAI_API_KEY]"; echo "$KEEP"',
+        _settings(workspace),
+        GITHUB_TOKEN="ghp_x",
+        OPENAI_API_KEY="sk-x",
+        KEEP="kept",
+    )
+    assert done.stdout.splitlines() == ["/tmp", "tmp-ok", "[]", "kept"], done.stderr
+
+
+@needs_bwrap
+def test_network_off_blocks_loopback(workspace: Path) -> None:
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen(1)
+        port = server.getsockname()[1]
+        probe = f"exec 3<>/dev/tcp/127.0.0.1/{port} && echo connected"
+        on = _run(probe, _settings(workspace, network=True))
+        assert "connected" in on.stdout, on.stderr
+        off = _run(probe, _settings(workspace, network=False))
+        assert "connected" not in off.stdout
+        assert off.returncode != 0
+
+
+def test_enforce_without_backend_raises(workspace: Path, tmp_path: Path) -> None:
+    empty = tmp_path / "empty-bin"
+    empty.mkdir()
+    env = {"PATH": str(empty)}
+    if sys.platform == "darwin":  # pragma: no cover - exercised on macOS only
+        pytest.skip("sandbox-exec is at a fixed path on macOS")
+    with pytest.raises(SandboxUnavailable, match="refuses to run unsandboxed"):
+        wrap_command(["true"], _settings(workspace), env)
+    argv, out_env = wrap_command(["true"], SandboxSettings(mode="auto", workspace=workspace), env)
+    assert (argv, out_env) == (["true"], env)
+    assert backend_status(_settings(workspace), env)[0] == ""
+
+
+def test_off_is_unchanged_and_bad_mode_is_config_error(workspace: Path) -> None:
+    env = {"PATH": "/usr/bin", "GITHUB_TOKEN": "x"}
+    assert wrap_command(["ls"], SandboxSettings(mode="off"), env) == (["ls"], env)
+    with pytest.raises(ConfigError, match="sandbox mode"):
+        wrap_command(["ls"], SandboxSettings(mode="strict"), env)
+
+
+@pytest.mark.parametrize(
+    ("name", "secret"),
+    [
+        ("AWS_SECRET_ACCESS_KEY", True),
+        ("AWS_PROFILE", True),
+        ("GITHUB_TOKEN", True),
+        ("DEEPSEEK_API_KEY", True),
+        ("npm_token", True),
+        ("SSH_AUTH_SOCK", True),
+        ("DB_PASSWORD", True),
+        ("CLIENT_SECRET_X", True),
+        ("PATH", False),
+        ("HOME", False),
+        ("TOKENIZERS_PARALLELISM", False),
+        ("LANG", False),
+    ],
+)
+def test_credential_names(name: str, secret: bool) -> None:
+    assert is_credential_var(name) is secret
+    assert (name in scrub_env({name: "v"})) is not secret
+
+
+def test_seatbelt_profile_text(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    secret = tmp_path / 'se"cret'
+    profile = seatbelt_profile(
+        workspace=ws,
+        write_roots=[tmp_path / "extra"],
+        forbid_read=[secret],
+        network=False,
+        tmp_dir=tmp_path / "t",
+    )
+    real_ws = os.path.realpath(ws)
+    lines = profile.splitlines()
+    assert lines[:2] == ["(version 1)", "(deny default)"]
+    assert "(allow file-read*)" in lines
+    write_line = next(line for line in lines if line.startswith("(allow file-write* "))
+    assert f'(subpath "{real_ws}")' in write_line
+    assert f'(subpath "{os.path.realpath(tmp_path / "t")}")' in write_line
+    deny_write = next(line for line in lines if line.startswith("(deny file-write* "))
+    assert f'(subpath "{real_ws}/.git/hooks")' in deny_write
+    assert f'(literal "{real_ws}/.git/config")' in deny_write
+    assert f'(literal "{real_ws}/reasonix.toml")' in deny_write
+    escaped = os.path.realpath(secret).replace('"', '\\"')
+    assert f'(deny file-read* (subpath "{escaped}"))' in lines
+    assert "(allow network*)" not in lines
+    assert lines.index("(allow file-read*)") < lines.index(
+        f'(deny file-read* (subpath "{escaped}"))'
+    )
+    with_net = seatbelt_profile(
+        workspace=ws, write_roots=[], forbid_read=[], network=True, tmp_dir=tmp_path
+    )
+    assert with_net.splitlines()[-1] == "(allow network*)"
+    assert seatbelt_argv(["ls"], "P") == ["/usr/bin/sandbox-exec", "-p", "P", "--", "ls"]
