@@ -114,9 +114,9 @@ class McpClient:
         self.transport.start(cancel)
         self.session.start()
         self._started.set()
-        timeout = cancel.remaining()
         if self.allow_stateless and self._discover(cancel):
             return
+        timeout = cancel.remaining()  # what discovery left of the startup budget
         result = self.session.request(
             "initialize",
             {

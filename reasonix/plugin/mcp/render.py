@@ -1,10 +1,9 @@
 """Turn MCP results (tool calls, prompts, resources) into text, with no I/O.
 
 The model reads text, so every content kind gets a faithful textual form:
-text as is, ``structuredContent`` as JSON when the text blocks do not
-already carry it, images and audio as a short placeholder naming the type and
-size, embedded resources as their text (or a placeholder for blobs), resource
-links as the URI.
+text as is, ``structuredContent`` as JSON when no text block carries it,
+images and audio as a short placeholder naming the type and size, embedded
+resources as their text (or a placeholder for blobs), resource links as the URI.
 """
 
 from __future__ import annotations
@@ -61,20 +60,12 @@ def render_tool_result(result: dict[str, Any]) -> tuple[str, bool]:
     blocks = result.get("content")
     parts = [render_content(b) for b in blocks] if isinstance(blocks, list) else []
     structured = result.get("structuredContent")
-    if structured is not None:
-        dumped = json.dumps(structured, ensure_ascii=False)
-        # Servers usually mirror structured output into a text block; say it once.
-        if not any(p.strip() == dumped or _same_json(p, structured) for p in parts):
-            parts.append(dumped)
+    if structured is not None and not any(p.strip() for p in parts):
+        # The spec asks servers to mirror structured output into a text block;
+        # when they did, the text is the representation, so it is said once.
+        parts.append(json.dumps(structured, ensure_ascii=False))
     text = "\n".join(p for p in parts if p != "")
     return text, bool(result.get("isError"))
-
-
-def _same_json(text: str, value: Any) -> bool:
-    try:
-        return bool(json.loads(text) == value)
-    except ValueError:
-        return False
 
 
 def render_resource(result: dict[str, Any]) -> str:
