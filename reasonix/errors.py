@@ -119,6 +119,9 @@ class ProviderAPIError(ProviderError):
             "context window",
             "too many tokens",
             "prompt is too long",
+            "input is too long",
+            "exceeds the context",
+            "reduce the length of the messages",
         )
         return self.status in (400, 413) and any(m in low for m in markers)
 

@@ -24,6 +24,7 @@ __all__ = [
     "Folder",
     "PartialCall",
     "SSEProvider",
+    "as_int",
     "dumps",
     "host_of",
     "join_url",
@@ -66,6 +67,11 @@ def stream_error(where: str, obj: Any) -> ProviderStreamError:
     """A vendor's in-stream error event as a typed error."""
     message = vendor_message(json.dumps(obj))
     return ProviderStreamError(f"{where}: error from the server mid-stream: {message}")
+
+
+def as_int(value: Any) -> int:
+    """A token counter from vendor JSON (missing or null -> 0)."""
+    return value if isinstance(value, int) else 0
 
 
 def join_url(base: str, path: str) -> str:

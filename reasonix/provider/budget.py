@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import re
 
+from reasonix.errors import ProviderAPIError
+
 __all__ = [
     "ANTHROPIC_FALLBACK",
     "DEEPSEEK_AUTO_BUDGET",
@@ -171,23 +173,10 @@ def learned_output_limit(body: str) -> int | None:
     return None
 
 
-_OVERFLOW_MARKERS = (
-    "context length",
-    "context_length",
-    "maximum context",
-    "context window",
-    "too many tokens",
-    "prompt is too long",
-    "input is too long",
-    "exceeds the context",
-    "reduce the length of the messages",
-)
-
-
 def is_context_overflow(status: int, body: str) -> bool:
     """True when a 400/413 body says the prompt does not fit the context window."""
-    low = body.lower()
-    return status in (400, 413) and any(m in low for m in _OVERFLOW_MARKERS)
+    # One marker list for the whole program: the typed error's own classifier.
+    return ProviderAPIError(status, "", body=body).is_context_overflow
 
 
 def overflow_counts_output(body: str) -> bool:

@@ -6,7 +6,7 @@ from typing import Any
 
 from reasonix.errors import ProviderStreamError
 from reasonix.provider.anthropic.wire import META_KEY
-from reasonix.provider.base import PartialCall, load_event, stream_error
+from reasonix.provider.base import PartialCall, as_int, load_event, stream_error
 from reasonix.provider.sse import ServerSentEvent
 from reasonix.provider.types import Chunk, ChunkKind, Usage
 
@@ -19,10 +19,6 @@ STOP_REASONS = {
     "max_tokens": "length",
     "refusal": "content_filter",
 }
-
-
-def _int(value: Any) -> int:
-    return value if isinstance(value, int) else 0
 
 
 class AnthropicFolder:
@@ -111,12 +107,12 @@ class AnthropicFolder:
         """Normalised usage: input counts the cached and cache-written parts too."""
         u = self._usage
         read, write = (
-            _int(u.get("cache_read_input_tokens")),
-            _int(u.get("cache_creation_input_tokens")),
+            as_int(u.get("cache_read_input_tokens")),
+            as_int(u.get("cache_creation_input_tokens")),
         )
         return Usage(
-            input_tokens=_int(u.get("input_tokens")) + read + write,
-            output_tokens=_int(u.get("output_tokens")),
+            input_tokens=as_int(u.get("input_tokens")) + read + write,
+            output_tokens=as_int(u.get("output_tokens")),
             cache_read_tokens=read,
             cache_write_tokens=write,
         )

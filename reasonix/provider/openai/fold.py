@@ -5,29 +5,25 @@ from __future__ import annotations
 from typing import Any
 
 from reasonix.errors import ProviderStreamError
-from reasonix.provider.base import PartialCall, load_event, stream_error
+from reasonix.provider.base import PartialCall, as_int, load_event, stream_error
 from reasonix.provider.sse import ServerSentEvent
 from reasonix.provider.types import Chunk, ChunkKind, Usage
 
 __all__ = ["OpenAIFolder", "parse_usage"]
 
 
-def _int(value: Any) -> int:
-    return value if isinstance(value, int) else 0
-
-
 def parse_usage(u: dict[str, Any]) -> Usage:
     """OpenAI ``usage``, including DeepSeek's cache hit/miss counters."""
     details = u.get("prompt_tokens_details") or {}
-    cached = _int(details.get("cached_tokens"))
+    cached = as_int(details.get("cached_tokens"))
     if "prompt_cache_hit_tokens" in u:  # DeepSeek
-        cached = _int(u.get("prompt_cache_hit_tokens"))
+        cached = as_int(u.get("prompt_cache_hit_tokens"))
     out_details = u.get("completion_tokens_details") or {}
     return Usage(
-        input_tokens=_int(u.get("prompt_tokens")),
-        output_tokens=_int(u.get("completion_tokens")),
+        input_tokens=as_int(u.get("prompt_tokens")),
+        output_tokens=as_int(u.get("completion_tokens")),
         cache_read_tokens=cached,
-        reasoning_tokens=_int(out_details.get("reasoning_tokens")),
+        reasoning_tokens=as_int(out_details.get("reasoning_tokens")),
     )
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from reasonix.errors import ProviderStreamError
-from reasonix.provider.base import PartialCall, load_event, stream_error
+from reasonix.provider.base import PartialCall, as_int, load_event, stream_error
 from reasonix.provider.responses.wire import META_KEY
 from reasonix.provider.sse import ServerSentEvent
 from reasonix.provider.types import Chunk, ChunkKind, Usage
@@ -15,17 +15,13 @@ __all__ = ["ResponsesFolder", "parse_usage"]
 _INCOMPLETE = {"max_output_tokens": "length", "content_filter": "content_filter"}
 
 
-def _int(value: Any) -> int:
-    return value if isinstance(value, int) else 0
-
-
 def parse_usage(u: dict[str, Any]) -> Usage:
     """Responses ``usage`` (input includes the cached part)."""
     return Usage(
-        input_tokens=_int(u.get("input_tokens")),
-        output_tokens=_int(u.get("output_tokens")),
-        cache_read_tokens=_int((u.get("input_tokens_details") or {}).get("cached_tokens")),
-        reasoning_tokens=_int((u.get("output_tokens_details") or {}).get("reasoning_tokens")),
+        input_tokens=as_int(u.get("input_tokens")),
+        output_tokens=as_int(u.get("output_tokens")),
+        cache_read_tokens=as_int((u.get("input_tokens_details") or {}).get("cached_tokens")),
+        reasoning_tokens=as_int((u.get("output_tokens_details") or {}).get("reasoning_tokens")),
     )
 
 
@@ -67,7 +63,7 @@ class ResponsesFolder:
 
     def _reasoning_delta(self, obj: dict[str, Any]) -> list[Chunk]:
         # Separate summary parts with a blank line, as they read as paragraphs.
-        item, index = str(obj.get("item_id") or ""), _int(obj.get("summary_index"))
+        item, index = str(obj.get("item_id") or ""), as_int(obj.get("summary_index"))
         prefix = ""
         if item in self._summary_index and self._summary_index[item] != index:
             prefix = "\n\n"
