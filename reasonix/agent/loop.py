@@ -14,33 +14,33 @@ byte-for-byte extension of the previous one.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Generator, Iterator
-from typing import Any
+from collections.abc import Callable, Generator, Iterator, Sequence
+from typing import Protocol
 
 from reasonix.cancel import Cancel
-from reasonix.errors import Cancelled, ProviderError, ProviderStreamError, ReasonixError
+from reasonix.errors import Cancelled, ProviderAPIError, ProviderError, ReasonixError
 from reasonix.provider import Provider
-from reasonix.provider.types import ChunkKind, Message, Request, Role, ToolCall, ToolSchema
+from reasonix.provider.types import Message, Request, Role, ToolCall, ToolSchema, Usage
 from reasonix.tool import Registry, ToolContext
 
-from .events import (
-    Done,
-    Error,
-    Event,
-    Notice,
-    ReasoningDelta,
-    StepStart,
-    TextDelta,
-    UsageReport,
-)
+from .events import Done, Error, Event, Notice, StepStart
 from .execute import EventApprover, GateLike, run_in_worker
 from .session import Session
+from .stream import StreamCancelled, stream_reply
 from .telemetry import Telemetry
 
 __all__ = ["AUTO_MAX_STEPS", "Agent"]
 
 AUTO_MAX_STEPS = 200  # D5: max_steps = 0 means this safety bound
-Prepare = Callable[[list[Message]], list[Message]]
+
+
+class ContextLike(Protocol):
+    """What the loop uses of reasonix.agent.context.ContextManager."""
+
+    def prepare(self, cancel: Cancel) -> list[Message]: ...
+    def on_overflow(self, cancel: Cancel) -> list[Message]: ...
+    def estimate(self) -> int: ...
+    def observe_usage(self, prompt_tokens: int, sent: Sequence[Message] | None = None) -> None: ...
 
 
 class _Stop(Exception):
@@ -67,18 +67,19 @@ class Agent:
         approver: EventApprover | None = None,
         max_steps: int = 0,
         temperature: float | None = None,
-        max_tokens: int | None = None,
         effort: str = "",
         instructions: str = "",
-        prepare: Prepare | None = None,
+        context: ContextLike | None = None,
+        budget: Callable[[int], int | None] | None = None,
     ) -> None:
         self.provider, self.registry, self.session = provider, registry, session
         self.model, self.system, self.tool_ctx = model, system, tool_ctx
         self.gate, self.approver = gate, approver
         self.max_steps = max_steps if max_steps > 0 else AUTO_MAX_STEPS
-        self.temperature, self.max_tokens, self.effort = temperature, max_tokens, effort
+        self.temperature, self.effort = temperature, effort
         self.instructions = instructions
-        self.prepare = prepare  # the context manager's projection hook (compaction)
+        self.context = context  # compaction: the request's messages are its projection
+        self.budget = budget  # prompt-token estimate -> max_tokens wire value (None = omit)
         self.tools = [ToolSchema(**s) for s in registry.schemas()]  # frozen for the session
         self.telemetry = Telemetry()
         self.history = session.messages()
@@ -140,63 +141,57 @@ class Agent:
         self._append(Message(Role.USER, text))
         self.session.sync()
 
-    def _request(self) -> Request:
+    def _request(self, cancel: Cancel) -> Generator[Event, None, Request]:
         messages = list(self.history)
-        if self.prepare is not None:
-            messages = self.prepare(messages)
+        if self.context is not None:  # the projection: checkpoints applied, maybe compacted
+            messages = self.context.prepare(cancel)
+            yield from self._compaction_notice()
+        prompt = self.context.estimate() if self.context is not None else 0
         return Request(
             model=self.model,
             messages=messages,
             system=self.system,
             tools=self.tools,
             temperature=self.temperature,
-            max_tokens=self.max_tokens,
+            max_tokens=self.budget(prompt) if self.budget is not None else None,
             effort=self.effort,
         )
 
+    def _compaction_notice(self) -> Iterator[Event]:
+        done = getattr(self.context, "last_result", None)
+        if done is not None:
+            text = f"context {done.reason}: {done.tokens_before} -> {done.tokens_after} tokens"
+            yield Notice("compaction", f"{text} ({done.status})")
+
+    def _observe(self, usage: Usage) -> None:
+        self.telemetry.add_usage(usage)
+        if self.context is not None:
+            self.context.observe_usage(usage.input_tokens)
+
     def _ask(self, cancel: Cancel, step: int) -> Generator[Event, None, Message]:
-        """Stream one model answer; an empty answer is retried once with the same request."""
-        request = self._request()
-        for attempt in range(2):
-            text: list[str] = []
-            reasoning: list[str] = []
-            calls: list[ToolCall] = []
-            meta: dict[str, Any] = {}
+        """Stream one answer; an empty one is retried once with the same frozen request."""
+        request = yield from self._request(cancel)
+        empty = 0
+        while True:
             yield StepStart(step)
             try:
-                for chunk in self.provider.stream(request, cancel):
-                    if chunk.kind is ChunkKind.TEXT:
-                        text.append(chunk.text)
-                        yield TextDelta(chunk.text)
-                    elif chunk.kind is ChunkKind.REASONING:
-                        reasoning.append(chunk.text)
-                        yield ReasoningDelta(chunk.text)
-                    elif chunk.kind is ChunkKind.TOOL_CALL and chunk.tool_call is not None:
-                        calls.append(chunk.tool_call)
-                    elif chunk.kind is ChunkKind.USAGE and chunk.usage is not None:
-                        self.telemetry.add_usage(chunk.usage)
-                        yield UsageReport(step, chunk.usage)
-                    elif chunk.kind is ChunkKind.DONE:
-                        meta = chunk.reasoning_meta
-                    elif chunk.kind is ChunkKind.ERROR:
-                        raise chunk.error or ProviderStreamError("the stream reported an error")
-                cancel.raise_if_cancelled()
-            except Cancelled:
-                if text or reasoning:  # keep what the user saw, so the history matches the screen
-                    partial = "".join(text) + "\n[cancelled by the user]"
-                    self._append(Message(Role.ASSISTANT, partial, reasoning="".join(reasoning)))
+                reply = yield from stream_reply(self.provider, request, cancel, step, self._observe)
+            except StreamCancelled as err:
+                if err.partial is not None:
+                    self._append(err.partial)
                 raise
-            if text or calls:
-                return Message(
-                    Role.ASSISTANT,
-                    "".join(text),
-                    calls,
-                    reasoning="".join(reasoning),
-                    reasoning_meta=meta,
-                )
-            if attempt == 0:
-                yield Notice("retry_empty", "the model sent an empty response; retrying once")
-        raise ProviderError("the model sent an empty response twice")
+            except ProviderAPIError as err:
+                if self.context is None or not err.is_context_overflow:
+                    raise
+                request.messages = self.context.on_overflow(cancel)  # one summary, one retry
+                yield from self._compaction_notice()
+                continue
+            if reply.content or reply.tool_calls:
+                return reply
+            empty += 1
+            if empty > 1:
+                raise ProviderError("the model sent an empty response twice")
+            yield Notice("retry_empty", "the model sent an empty response; retrying once")
 
     def _run_tools(self, calls: list[ToolCall], cancel: Cancel) -> Iterator[Event]:
         """Run the calls (events stream out meanwhile), then append results in call order."""

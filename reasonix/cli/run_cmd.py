@@ -126,6 +126,10 @@ def _drive(
     cancel = Cancel()
     quiet = bool(args.print_prompt) and fmt == "text"
     with _Interrupts(cancel):
+        context = setup.agent.context
+        if getattr(args, "compact", False) and context is not None:
+            done = context.compact(cancel)  # type: ignore[attr-defined]
+            log.write({"event": "compaction", "status": done.status})
         for event in setup.agent.run(prompt, cancel):
             log.write(redacted_event(event))
             _collect(event, outcome)

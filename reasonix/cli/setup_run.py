@@ -212,45 +212,41 @@ def _gate(
     cfg: Config, args: argparse.Namespace, approver: EventApprover | None, workspace: Path
 ) -> Any:
     """The permission gate; ``approver`` None means headless (Ask fails closed)."""
-    try:
-        from reasonix import permission
-        from reasonix.config import tomledit
-    except ImportError:  # pragma: no cover - the permission layer is part of every build
-        return None
-    gate_cls = getattr(permission, "Gate", None)
-    if gate_cls is None:
-        return None
-    allow = list(cfg.permissions.allow)
-    for text in getattr(args, "allowed_tools", []):
-        allow.extend(permission.parse_allowed_tools(text))
+    from reasonix import permission
+    from reasonix.config import tomledit
+
     policy = permission.Policy(
         mode=cfg.permissions.mode,
-        allow=allow,
-        ask=list(cfg.permissions.ask),
-        deny=list(cfg.permissions.deny),
+        allow=cfg.permissions.allow,
+        ask=cfg.permissions.ask,
+        deny=cfg.permissions.deny,
         allow_dynamic_bash=cfg.permissions.allow_dynamic_bash,
+        workspace=workspace,
     )
+    extra = permission.parse_allowed_tools(getattr(args, "allowed_tools", []) or [])
+    if extra:
+        policy = policy.with_allow(extra)
 
-    def persist(rule: str) -> None:
+    def persist(rule: str) -> None:  # D3: "always allow" goes to the project reasonix.toml
         tomledit.append_to_array(workspace / "reasonix.toml", "permissions", "allow", rule)
 
-    return gate_cls(policy, approver, persist)
+    return permission.Gate(policy, approver, persist)
 
 
 def _tool_context(cfg: Config, workspace: Path, session: Session, headless: bool) -> ToolContext:
     from reasonix.config import paths
+    from reasonix.permission.sandbox import SandboxSettings
 
-    sandbox: Any = None
-    with contextlib.suppress(ImportError, AttributeError, TypeError):
-        from reasonix.permission import sandbox as sandbox_mod
-
-        sandbox = sandbox_mod.SandboxSettings.from_config(cfg.sandbox)  # type: ignore[attr-defined,unused-ignore]
+    # [sandbox].workspace_root may widen or move the root the tools are confined to (CFG-10).
+    workspace = Path(cfg.sandbox.workspace_root or workspace)
     roots = [workspace, *(Path(p) for p in cfg.sandbox.allow_write)]
+    forbid = [Path(p) for p in cfg.sandbox.forbid_read]
+    sandbox = SandboxSettings(cfg.sandbox.bash, workspace, roots, forbid, cfg.sandbox.network)
     return ToolContext(
         workspace=workspace,
         cwd=workspace,
         write_roots=roots,
-        forbid_read=[Path(p) for p in cfg.sandbox.forbid_read],
+        forbid_read=forbid,
         bash_timeout=cfg.tools.bash_timeout_seconds,
         sandbox=sandbox,
         session_id=session.id,
@@ -293,12 +289,13 @@ def build(args: argparse.Namespace, *, interactive: bool) -> RunSetup:
         instructions = instruction_block(load_instructions(paths.home_dir(), workspace, Path.cwd()))
 
         def make_agent(s: Session) -> Agent:
+            system = str(s.meta.get("system") or meta["system"])  # stable across resumes
             return Agent(
                 provider,
                 registry,
                 s,
                 model=resolved.model,
-                system=str(s.meta.get("system") or meta["system"]),  # stable across resumes
+                system=system,
                 tool_ctx=dataclasses.replace(ctx, session_id=s.id),
                 gate=gate,
                 approver=approver,
@@ -306,6 +303,8 @@ def build(args: argparse.Namespace, *, interactive: bool) -> RunSetup:
                 temperature=cfg.agent.temperature,
                 effort=cfg.agent.effort,
                 instructions=instructions,
+                context=_context(cfg, resolved, provider, system, registry, s),
+                budget=_budget(resolved),
             )
 
         agent = make_agent(session)
@@ -319,6 +318,37 @@ def build(args: argparse.Namespace, *, interactive: bool) -> RunSetup:
         cfg, resolved, workspace, session, agent, approver, _price(resolved), ablate, resumed,
         closers, make_agent, meta,
     )  # fmt: skip
+
+
+def _context(
+    cfg: Config, resolved: ResolvedModel, provider: Any, system: str, reg: Registry, s: Session
+) -> Any:
+    """The session's context manager (compaction over the transcript's projection)."""
+    from reasonix.agent.context import ContextManager
+    from reasonix.provider.types import ToolSchema
+
+    window = resolved.provider.context_window_for(resolved.model)
+    tools = [ToolSchema(**t) for t in reg.schemas()]
+    return ContextManager(
+        provider, resolved.model, window, cfg.agent.compact_ratio, system, tools, s
+    )
+
+
+def _budget(resolved: ResolvedModel) -> Callable[[int], int | None]:
+    """prompt tokens -> the request's max_tokens wire value (PROV-11…15)."""
+    from reasonix.provider.base import host_of
+    from reasonix.provider.budget import resolve_max_tokens
+
+    p, model = resolved.provider, resolved.model
+    host = host_of(p.request_url or p.chat_url or p.base_url)
+    setting, window = p.max_output_tokens_for(model), p.context_window_for(model)
+
+    def budget(prompt_tokens: int) -> int | None:
+        return resolve_max_tokens(
+            setting, kind=p.kind, host=host, context_window=window, prompt_tokens=prompt_tokens
+        )
+
+    return budget
 
 
 def _start_plugins(

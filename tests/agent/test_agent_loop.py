@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from conftest import ScriptedProvider, calls, text
+from agent_scripted import ScriptedProvider, calls, text
 
 from reasonix.agent.events import (
     ApprovalRequested,

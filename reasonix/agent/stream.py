@@ -1,0 +1,71 @@
+"""Folding one streamed model answer into an assistant Message, yielding events.
+
+Pure of session state: the loop decides what to do with the message (append
+it, retry an empty one) and with a cancellation (keep the partial text).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Generator
+from typing import Any
+
+from reasonix.cancel import Cancel
+from reasonix.errors import Cancelled, ProviderStreamError
+from reasonix.provider import Provider
+from reasonix.provider.types import ChunkKind, Message, Request, Role, ToolCall, Usage
+
+from .events import Event, ReasoningDelta, TextDelta, UsageReport
+
+__all__ = ["StreamCancelled", "stream_reply"]
+
+
+class StreamCancelled(Cancelled):
+    """The turn was cancelled mid-answer; ``partial`` holds what had been streamed."""
+
+    def __init__(self, reason: str, partial: Message | None) -> None:
+        super().__init__(reason)
+        self.partial = partial
+
+
+def stream_reply(
+    provider: Provider,
+    request: Request,
+    cancel: Cancel,
+    step: int,
+    observe: Callable[[Usage], None],
+) -> Generator[Event, None, Message]:
+    """Stream ``request``; yield deltas and usage; return the assistant message."""
+    text: list[str] = []
+    reasoning: list[str] = []
+    calls: list[ToolCall] = []
+    meta: dict[str, Any] = {}
+    try:
+        for chunk in provider.stream(request, cancel):
+            if chunk.kind is ChunkKind.TEXT:
+                text.append(chunk.text)
+                yield TextDelta(chunk.text)
+            elif chunk.kind is ChunkKind.REASONING:
+                reasoning.append(chunk.text)
+                yield ReasoningDelta(chunk.text)
+            elif chunk.kind is ChunkKind.TOOL_CALL and chunk.tool_call is not None:
+                calls.append(chunk.tool_call)
+            elif chunk.kind is ChunkKind.USAGE and chunk.usage is not None:
+                observe(chunk.usage)
+                yield UsageReport(step, chunk.usage)
+            elif chunk.kind is ChunkKind.DONE:
+                meta = chunk.reasoning_meta
+            elif chunk.kind is ChunkKind.ERROR:
+                raise chunk.error or ProviderStreamError("the stream reported an error")
+        cancel.raise_if_cancelled()
+    except Cancelled as err:
+        partial = None
+        if text or reasoning:  # keep what the user saw, so the history matches the screen
+            partial = Message(
+                Role.ASSISTANT,
+                "".join(text) + "\n[cancelled by the user]",
+                reasoning="".join(reasoning),
+            )
+        raise StreamCancelled(str(err), partial) from err
+    return Message(
+        Role.ASSISTANT, "".join(text), calls, reasoning="".join(reasoning), reasoning_meta=meta
+    )
