@@ -14,6 +14,7 @@ import sys
 import warnings
 
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.streamable_http import EventCallback, EventMessage, EventStore
 from mcp_types import InputRequiredResult, ListRootsRequest, ToolAnnotations
 
 warnings.simplefilter("ignore")  # the roots API is deprecated in 2026-07-28; we test it anyway
@@ -70,6 +71,38 @@ async def slow(seconds: float) -> str:
 
 
 @app.tool()
+async def interrupted(ctx: Context) -> str:
+    """Cut its own SSE reply stream midway (resumable mode), then finish."""
+    await ctx.report_progress(1, 2, "before the cut")
+    await ctx.close_sse_stream()
+    await asyncio.sleep(0.3)
+    await ctx.report_progress(2, 2, "after the cut")
+    return "survived the cut"
+
+
+class MemoryEventStore(EventStore):
+    """Keeps every event so a cut stream can be replayed after Last-Event-ID."""
+
+    def __init__(self) -> None:
+        self.events: list[tuple[str, str, object]] = []  # (event id, stream id, message)
+
+    async def store_event(self, stream_id, message):  # type: ignore[no-untyped-def]
+        event_id = str(len(self.events) + 1)
+        self.events.append((event_id, stream_id, message))
+        return event_id
+
+    async def replay_events_after(self, last_event_id, send_callback: EventCallback):  # type: ignore[no-untyped-def]
+        ids = [e[0] for e in self.events]
+        if last_event_id not in ids:
+            return None
+        stream = self.events[ids.index(last_event_id)][1]
+        for event_id, stream_id, message in self.events[ids.index(last_event_id) + 1 :]:
+            if stream_id == stream and message is not None:
+                await send_callback(EventMessage(message, event_id))  # type: ignore[arg-type]
+        return stream
+
+
+@app.tool()
 def fail() -> str:
     """Always fails (an isError result)."""
     raise ValueError("this tool always fails")
@@ -100,6 +133,8 @@ def main(argv: list[str]) -> None:
             port=int(argv[1]),
             json_response="json" in argv[2:],
             stateless_http="stateless" in argv[2:],
+            event_store=MemoryEventStore() if "resume" in argv[2:] else None,
+            retry_interval=100 if "resume" in argv[2:] else None,
         )
     else:
         raise SystemExit(f"unknown mode {mode}")
