@@ -1,0 +1,111 @@
+"""``reasonix permission``: see what the permission policy would decide, and why.
+
+``reasonix permission check TOOL ARGS_JSON [--mode M] [--allow R] [--ask R] [--deny R]
+[--read-only] [--allow-dynamic-bash] [--config] [--headless]`` prints one line such as
+``ask: bash segment 'rm -rf x' matches no allow rule; needs approval (mode ask)``.
+``reasonix permission bash COMMAND`` prints how the bash classifier splits a command.
+Rules come from the flags only, unless ``--config`` merges the effective ``[permissions]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+__all__ = ["configure", "execute"]
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    """Declare ``permission check`` and ``permission bash``."""
+    parser.description = "Debug the permission policy: show decisions and their reasons."
+    sub = parser.add_subparsers(dest="permission_command", metavar="ACTION")
+    check = sub.add_parser(
+        "check",
+        help="print the decision for one tool call",
+        description="Print allow/ask/deny for TOOL called with ARGS_JSON, with the reason.",
+    )
+    check.add_argument("tool", metavar="TOOL", help="tool ID, e.g. bash, edit_file, mcp__gh__x")
+    check.add_argument(
+        "args_json", metavar="ARGS_JSON", nargs="?", default="{}", help='e.g. \'{"command":"ls"}\''
+    )
+    check.add_argument("--mode", default=None, help="ask|auto|acceptEdits|dontAsk|plan|yolo …")
+    for name in ("allow", "ask", "deny"):
+        check.add_argument(
+            f"--{name}",
+            action="append",
+            default=[],
+            metavar="RULE",
+            help=f"{name} rule (repeatable)",
+        )
+    check.add_argument("--read-only", action="store_true", help="treat the tool as read-only")
+    check.add_argument("--allow-dynamic-bash", action="store_true", help="[permissions] flag")
+    check.add_argument(
+        "--config", action="store_true", help="also use the effective [permissions] config"
+    )
+    check.add_argument(
+        "--headless", action="store_true", help="also print what a headless run would answer"
+    )
+    check.add_argument("--workspace", default=None, help="anchor for path rules (default: cwd)")
+    bash = sub.add_parser(
+        "bash",
+        help="show how a bash command is split and classified",
+        description="Print each simple-command segment with its class (static/dynamic/nested).",
+    )
+    bash.add_argument("command", metavar="COMMAND", help="the command line, quoted")
+
+
+def _check(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from reasonix.errors import UsageError
+    from reasonix.permission import Gate, Policy
+
+    try:
+        call_args = json.loads(args.args_json)
+    except ValueError as exc:
+        raise UsageError(f"permission check: ARGS_JSON is not JSON: {exc}") from None
+    if not isinstance(call_args, dict):
+        raise UsageError("permission check: ARGS_JSON must be a JSON object")
+    allow, ask, deny = list(args.allow), list(args.ask), list(args.deny)
+    mode = args.mode
+    dynamic = args.allow_dynamic_bash
+    workspace = args.workspace or str(Path.cwd())
+    if args.config:
+        from reasonix.config import load
+
+        perms = load(Path(workspace)).permissions
+        allow, ask, deny = perms.allow + allow, perms.ask + ask, perms.deny + deny
+        mode = mode or perms.mode
+        dynamic = dynamic or perms.allow_dynamic_bash
+    policy = Policy(mode or "ask", allow, ask, deny, dynamic, workspace)
+    verdict = policy.evaluate(args.tool, args.read_only, call_args)
+    print(verdict)
+    if verdict.suggested_rule and verdict.decision.name == "ASK":
+        print(f"suggested rule: {verdict.suggested_rule}")
+    if args.headless:
+        outcome = Gate(policy).check(args.tool, args.read_only, call_args)
+        print(f"headless: {'allowed' if outcome.allowed else outcome.message}")
+    return 0
+
+
+def _bash(args: argparse.Namespace) -> int:
+    from reasonix.permission import analyze
+
+    analysis = analyze(args.command)
+    print(f"class: {analysis.kind}")
+    for seg in analysis.segments:
+        via = f" (via {seg.via})" if seg.via else ""
+        why = f" — {'; '.join(seg.reasons)}" if seg.reasons else ""
+        print(f"  {seg.kind}: {seg.text!r}{via}{why}")
+    return 0
+
+
+def execute(args: argparse.Namespace) -> int:
+    """Run the chosen ``permission`` action."""
+    from reasonix.errors import UsageError
+
+    if args.permission_command == "check":
+        return _check(args)
+    if args.permission_command == "bash":
+        return _bash(args)
+    raise UsageError("usage: reasonix permission check TOOL ARGS_JSON | permission bash COMMAND")
