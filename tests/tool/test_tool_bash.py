@@ -66,6 +66,13 @@ def test_timeout_kills_grandchildren(tmp_path: Path) -> None:
     assert all(wait_dead(pid) for pid in [*pids, res.metadata["pid"]]), pids
 
 
+def test_timeout_reaches_children_that_left_the_group(tmp_path: Path) -> None:
+    ctx = ToolContext(workspace=tmp_path, bash_timeout=1)
+    res = run(ctx, "setsid sleep 100 & echo $!; sleep 100")
+    assert res.metadata["timed_out"]
+    assert wait_dead(int(res.content.split("\n")[0]))
+
+
 def test_stragglers_reaped_after_normal_exit(tmp_path: Path) -> None:
     res = run(ToolContext(workspace=tmp_path), "sleep 100 & echo $!")
     assert res.content.endswith("[exit code 0]")

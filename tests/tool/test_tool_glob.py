@@ -53,6 +53,10 @@ def test_pattern_forms(tmp_path: Path) -> None:
     assert run(ctx, pattern="*.py", path="pkg").content == "pkg/b.py"
     assert run(ctx, pattern="**/*.yml").content == ".github/ci.yml"
     assert run(ctx, pattern=str(tmp_path / "pkg" / "*.py")).content == "pkg/b.py"
+    assert run(ctx, pattern="./pkg/*.py").content == "pkg/b.py"
+    assert run(ctx, pattern="dist/gen.py").content == "dist/gen.py"  # a plain path, though ignored
+    assert run(ctx, pattern="pkg/").content == "pkg/b.py\npkg/x.tsx"
+    assert run(ctx, pattern="**/*.py", path="dist").content == "dist/gen.py"
 
 
 def test_bare_name_falls_back_to_any_depth(tmp_path: Path) -> None:

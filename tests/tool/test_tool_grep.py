@@ -162,6 +162,21 @@ def test_cap_note(tmp_path: Path, engine: str) -> None:
 
 
 @pytest.mark.parametrize("engine", ENGINES)
+def test_cap_across_files_with_context(tmp_path: Path, engine: str) -> None:
+    for i in range(30):
+        write(tmp_path, f"d{i % 3}/f{i:02}.txt", "".join(f"hit {n}\nmiss\n" for n in range(10)))
+    res = run(tmp_path, engine, pattern="hit", after_context=1)
+    lines = res.content.splitlines()
+    assert lines[0] == "d0/f00.txt:1:hit 0" and lines[1] == "d0/f00.txt-2-miss"
+    assert lines[-2] == "d1/f28.txt:19:hit 9"  # the 200th match: files sorted by path
+    assert lines[-1].startswith("[100 more matches not shown")
+    count = run(tmp_path, engine, pattern="hit", output_mode="count", glob="d2/*")
+    assert (
+        count.content.splitlines()[0] == "d2/f02.txt:10" and len(count.content.splitlines()) == 10
+    )
+
+
+@pytest.mark.parametrize("engine", ENGINES)
 def test_forbid_read(tree: Path, engine: str) -> None:
     ctx = ToolContext(workspace=tree, forbid_read=[tree / "sub"], extra={"grep_engine": engine})
     res = TOOL.execute(json.dumps({"pattern": "needle", "output_mode": "files_with_matches"}), ctx)

@@ -112,8 +112,11 @@ def compile_pattern(pattern: str, ignore_case: bool) -> re.Pattern[str]:
 # --------------------------------------------------------------------------- python
 
 
-def search_python(q: GrepQuery, cancel: Cancel) -> list[FileHits]:
-    """Search with the pure-Python engine; results in walk order."""
+def search_python(q: GrepQuery, cancel: Cancel, cap: int | None = None) -> list[FileHits]:
+    """Search with the pure-Python engine; results in walk order.
+
+    Once ``cap`` matching lines are collected, later files are only counted.
+    """
     rx = compile_pattern(q.pattern, q.ignore_case)
     linewise = any(tok in q.pattern for tok in _LINEWISE_TOKENS)
     out: list[FileHits] = []
@@ -121,12 +124,15 @@ def search_python(q: GrepQuery, cancel: Cancel) -> list[FileHits]:
         files: Iterator[str] = iter([q.root])
     else:
         files = walk_files(q.root, cancel, q.include, q.forbidden)
+    shown = 0
     for path in files:
         if cancel.cancelled:
             raise Cancelled(cancel.reason or "cancelled")
-        hits = _search_file(path, rx, linewise, q)
+        keep_lines = q.mode == "content" and (cap is None or shown < cap)
+        hits = _search_file(path, rx, linewise, q, keep_lines)
         if hits is not None and hits.count:
             out.append(hits)
+            shown += hits.count
     return out
 
 
@@ -218,12 +224,13 @@ def _read_text(path: str) -> str | None:
     return data.decode("utf-8", "replace")
 
 
-def _search_file(path: str, rx: re.Pattern[str], linewise: bool, q: GrepQuery) -> FileHits | None:
+def _search_file(
+    path: str, rx: re.Pattern[str], linewise: bool, q: GrepQuery, keep_lines: bool
+) -> FileHits | None:
     text = _read_text(path)
     if text is None or (rx.search(text) is None and not linewise):
         return None
     first_only = q.mode == "files_with_matches"
-    keep_lines = q.mode == "content"
     matches = _linewise_matches(text, rx, first_only) if linewise else _scan(text, rx, first_only)
     if not matches:
         return None
@@ -310,31 +317,69 @@ _RG_BASE = (
 )
 
 
-def rg_argv(rg: str, q: GrepQuery) -> list[str]:
-    """The ripgrep command line for ``q``."""
+def rg_argv(rg: str, q: GrepQuery, mode: str | None = None) -> list[str]:
+    """The ripgrep command line for ``q`` (``mode`` overrides ``q.mode``); root last."""
+    mode = mode or q.mode
     argv = [rg, *_RG_BASE]
     if q.ignore_case:
         argv.append("--ignore-case")
-    if q.mode == "files_with_matches":
+    if mode == "files_with_matches":
         argv.append("--files-with-matches")
-    elif q.mode == "count":
+    elif mode == "count":
         argv.append("--count")
     elif q.context:
         argv += ["--before-context", str(q.before), "--after-context", str(q.after)]
     return [*argv, "--regexp", q.pattern, "--", q.root]
 
 
-def search_rg(rg: str, q: GrepQuery, cancel: Cancel) -> list[FileHits] | None:
+def search_rg(
+    rg: str, q: GrepQuery, cancel: Cancel, cap: int | None = None
+) -> list[FileHits] | None:
     """Search with ripgrep; None when ripgrep cannot run this query (use Python).
 
-    ripgrep runs multi-threaded (unordered); results are sorted here.
+    ripgrep runs multi-threaded (unordered); results are sorted here. In
+    content mode with a ``cap`` a first ``--count`` pass sizes the result, and
+    only the files holding the first ``cap`` matches are searched for lines:
+    parsing a million matching lines in Python would cost more than the search.
     """
     compile_pattern(q.pattern, q.ignore_case)  # same validation as the Python engine
+    single_file = not os.path.isdir(q.root)
+    if q.mode != "content" or cap is None or single_file:
+        return _rg_pass(rg, q, q.mode, [q.root], cancel)
+    counted = _rg_pass(rg, q, "count", [q.root], cancel)
+    if counted is None:
+        return None
+    wanted: list[str] = []
+    total = 0
+    for h in counted:
+        if total >= cap:
+            break
+        wanted.append(h.path)
+        total += h.count
+    lines = _rg_pass(rg, q, "content", wanted, cancel, filtered=True) if wanted else []
+    by_path = {h.path: h for h in lines or []}
+    for h in counted:
+        found = by_path.get(h.path)
+        if found is not None:
+            h.lines = found.lines
+    return counted
+
+
+def _rg_pass(
+    rg: str,
+    q: GrepQuery,
+    mode: str,
+    paths: list[str],
+    cancel: Cancel,
+    *,
+    filtered: bool = False,
+) -> list[FileHits] | None:
     env = dict(os.environ)
     env.pop("RIPGREP_CONFIG_PATH", None)
+    argv = rg_argv(rg, q, mode)
     try:
         proc = subprocess.Popen(
-            rg_argv(rg, q),
+            [*argv[:-1], *paths],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -351,23 +396,24 @@ def search_rg(rg: str, q: GrepQuery, cancel: Cancel) -> list[FileHits] | None:
         raise Cancelled(cancel.reason or "cancelled")
     if proc.returncode == 2 and not out:
         return None  # e.g. a regex feature ripgrep lacks (look-around): Python decides
-    hits = _parse_rg(out, q)
-    prefix_len = len(q.root) + 1
+    hits = _parse_rg(out, mode)
     keep: list[FileHits] = []
+    prefix_len = len(q.root) + 1
     single_file = not os.path.isdir(q.root)
     for h in hits.values():
-        if q.forbidden is not None and q.forbidden(h.path):
-            continue
-        if not single_file and q.include is not None and not q.include(h.path[prefix_len:]):
-            continue
+        if not filtered:
+            if q.forbidden is not None and q.forbidden(h.path):
+                continue
+            if not single_file and q.include is not None and not q.include(h.path[prefix_len:]):
+                continue
         keep.append(h)
     keep.sort(key=lambda h: h.path.split("/"))
     return keep
 
 
-def _parse_rg(out: bytes, q: GrepQuery) -> dict[str, FileHits]:
+def _parse_rg(out: bytes, mode: str) -> dict[str, FileHits]:
     hits: dict[str, FileHits] = {}
-    if q.mode == "files_with_matches":
+    if mode == "files_with_matches":
         for raw in out.split(b"\0"):
             if raw:
                 path = os.fsdecode(raw)
@@ -381,7 +427,7 @@ def _parse_rg(out: bytes, q: GrepQuery) -> dict[str, FileHits]:
         h = hits.get(path)
         if h is None:
             h = hits[path] = FileHits(path)
-        if q.mode == "count":
+        if mode == "count":
             h.count = int(rest or b"0")
             continue
         j = 0

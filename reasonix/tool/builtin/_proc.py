@@ -29,6 +29,7 @@ __all__ = [
     "KILL_GRACE_SECONDS",
     "RunOutcome",
     "alive",
+    "descendants",
     "group_alive",
     "kill_group",
     "run_command",
@@ -79,19 +80,10 @@ def group_alive(pgid: int) -> bool:
         return False
     # killpg(0) also succeeds for zombies waiting to be reaped by init; look
     # closer where /proc exists so a non-reaping PID 1 does not stall the grace.
-    try:
-        pids = [int(p) for p in os.listdir("/proc") if p.isdigit()]
-    except OSError:
+    table = _proc_table()
+    if not table:
         return True
-    for pid in pids:
-        try:
-            with open(f"/proc/{pid}/stat", "rb") as fh:
-                fields = fh.read().rsplit(b")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        if len(fields) > 2 and int(fields[2]) == pgid and fields[0] != b"Z":
-            return True
-    return False
+    return any(pgrp == pgid and state != b"Z" for _pp, pgrp, state in table.values())
 
 
 def alive(pid: int) -> bool:
@@ -123,6 +115,81 @@ def kill_group(pgid: int, grace: float = KILL_GRACE_SECONDS) -> None:
     _signal_group(pgid, signal.SIGKILL)
 
 
+def _proc_table() -> dict[int, tuple[int, int, bytes]]:
+    """pid -> (ppid, pgrp, state) from /proc; empty where /proc does not exist."""
+    table: dict[int, tuple[int, int, bytes]] = {}
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return table
+    for name in names:
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as fh:
+                fields = fh.read().rsplit(b")", 1)[1].split()
+            table[int(name)] = (int(fields[1]), int(fields[2]), fields[0])
+        except (OSError, IndexError, ValueError):
+            continue
+    return table
+
+
+def descendants(pid: int) -> set[int]:
+    """Every live descendant of ``pid`` (by parent links), wherever its group is."""
+    children: dict[int, list[int]] = {}
+    for child, (ppid, _pgrp, _state) in _proc_table().items():
+        children.setdefault(ppid, []).append(child)
+    found: set[int] = set()
+    todo = [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            if child not in found:
+                found.add(child)
+                todo.append(child)
+    return found
+
+
+class _Tree:
+    """A command's process group plus descendants that left it.
+
+    A child may leave the group (``setsid``, a sandbox's ``--new-session``);
+    a snapshot of the parent links taken while the leader is alive still
+    finds it, so a timeout or a cancel reaches it too.
+    """
+
+    def __init__(self, pgid: int) -> None:
+        self.pgid = pgid
+        self.strays: frozenset[int] = frozenset()
+
+    def snapshot(self) -> None:
+        self.strays = self.strays | descendants(self.pgid)
+
+    def signal(self, sig: int) -> None:
+        _signal_group(self.pgid, sig)
+        for pid in self.strays:
+            try:
+                os.kill(pid, sig)
+            except OSError:
+                pass
+
+    def terminate(self) -> None:
+        self.snapshot()
+        self.signal(signal.SIGTERM)
+        self.signal(signal.SIGCONT)  # a stopped process cannot act on SIGTERM
+
+    def alive(self) -> bool:
+        return group_alive(self.pgid) or any(alive(p) for p in self.strays)
+
+    def finish(self, grace: float) -> None:
+        """Wait up to ``grace`` for everything to exit, then SIGKILL the rest."""
+        deadline = time.monotonic() + grace
+        while time.monotonic() < deadline:
+            if not self.alive():
+                return
+            time.sleep(0.02)
+        self.signal(signal.SIGKILL)
+
+
 def run_command(
     argv: list[str],
     *,
@@ -137,25 +204,21 @@ def run_command(
     """Run ``argv`` to completion, feeding its combined output to ``sink``.
 
     ``timeout`` (seconds, None/0 = none) and ``cancel`` both kill the whole
-    process group. ``command_text`` is the shell source, used only to notice
+    process tree. ``command_text`` is the shell source, used only to notice
     deliberate detaching (then stragglers survive the shell's exit).
     """
     proc = spawn(argv, cwd, env)
     if on_start is not None:
         on_start(proc)
-    pgid = proc.pid
-    outcome = RunOutcome(exit_code=None, pid=pgid)
+    tree = _Tree(proc.pid)
+    outcome = RunOutcome(exit_code=None, pid=proc.pid)
     reap = not _DETACH.search(command_text)
     deadline = time.monotonic() + timeout if timeout else None
     assert proc.stdout is not None
     fd = proc.stdout.fileno()
     sel = selectors.DefaultSelector()
     sel.register(fd, selectors.EVENT_READ)
-
-    def on_cancel() -> None:
-        _signal_group(pgid, signal.SIGTERM)  # the loop notices and escalates
-
-    unregister = cancel.on_cancel(on_cancel)
+    unregister = cancel.on_cancel(tree.terminate)  # at once; the loop escalates
     kill_at: float | None = None  # when to escalate SIGTERM to SIGKILL
     leader_exit: float | None = None
     eof = False
@@ -178,31 +241,31 @@ def run_command(
                 elif deadline is not None and now >= deadline:
                     outcome.timed_out = True
                 if outcome.timed_out or outcome.cancelled:
-                    _signal_group(pgid, signal.SIGTERM)
-                    _signal_group(pgid, signal.SIGCONT)
+                    tree.terminate()
                     kill_at = now + KILL_GRACE_SECONDS
             if leader_exit is None and proc.poll() is not None:
                 leader_exit = now
                 if reap and kill_at is None:
                     # The shell is done; whatever it left in its group goes too.
-                    _signal_group(pgid, signal.SIGTERM)
+                    tree.terminate()
                     kill_at = now + KILL_GRACE_SECONDS
             if kill_at is not None and now >= kill_at:
-                _signal_group(pgid, signal.SIGKILL)
+                tree.signal(signal.SIGKILL)
                 kill_at = None
             if leader_exit is not None and not eof:
                 limit = KILL_GRACE_SECONDS + DRAIN_SECONDS if reap else DRAIN_SECONDS
                 if now - leader_exit > limit:
-                    break  # a process outside the group still holds the pipe
+                    break  # a process outside the tree still holds the pipe
     finally:
         unregister()
         sel.close()
         proc.stdout.close()
         if proc.poll() is None:  # only reachable through an exception above
-            _signal_group(pgid, signal.SIGKILL)
+            tree.terminate()
+            tree.signal(signal.SIGKILL)
         proc.wait()
     if kill_at is not None:
-        kill_group(pgid, max(0.0, kill_at - time.monotonic()))
+        tree.finish(max(0.0, kill_at - time.monotonic()))
     if not (outcome.timed_out or outcome.cancelled):
         outcome.exit_code = proc.returncode
     return outcome

@@ -79,6 +79,12 @@ def glob(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     if not root.is_dir():
         raise ToolError(f"{display(str(root))} is not a directory")
     hidden = forbidden_filter(ctx)
+    rest = rest or "*"
+    if not _MAGIC.search(rest):
+        # A plain path: answer directly, even for an ignored or hidden file.
+        target = os.path.join(str(root), rest)
+        if os.path.isfile(target) and not (hidden is not None and hidden(target)):
+            return ToolResult(display(target))
     found = _match(str(root), rest, ctx, hidden)
     note = ""
     if not found and "/" not in rest and "**" not in rest:

@@ -160,21 +160,26 @@ def _search(q: GrepQuery, ctx: ToolContext, cancel: Cancel) -> tuple[list[FileHi
     if choice == "rg" and rg is None:
         raise ToolError("grep_engine 'rg' requested but ripgrep (rg) is not on PATH")
     if rg is not None:
-        hits = search_rg(rg, q, cancel)
+        hits = search_rg(rg, q, cancel, MAX_MATCHES)
         if hits is not None:
             return hits, "rg"
-    return search_python(q, cancel), "python"
+    return search_python(q, cancel, MAX_MATCHES), "python"
 
 
 def _is_binary(path: str) -> bool:
+    """True when the file holds a NUL byte anywhere (UTF-16 text with a BOM excepted)."""
     try:
         with open(path, "rb") as fh:
-            head = fh.read(8192)
+            chunk = fh.read(1 << 20)
+            if chunk.startswith((b"\xff\xfe", b"\xfe\xff")):
+                return False
+            while chunk:
+                if b"\0" in chunk:
+                    return True
+                chunk = fh.read(1 << 20)
     except OSError:
         return False
-    if head.startswith((b"\xff\xfe", b"\xfe\xff")):
-        return False  # UTF-16 text with a BOM
-    return b"\0" in head
+    return False
 
 
 TOOL = FunctionTool(name="grep", description=DESCRIPTION, schema=SCHEMA, fn=grep, read_only=True)
