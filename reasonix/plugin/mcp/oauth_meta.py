@@ -1,0 +1,478 @@
+"""I/O-free OAuth rules for MCP servers (MCP authorization spec, 2025-06-18 / 2025-11-25).
+
+Everything here takes strings and dicts and returns values or raises
+:class:`~reasonix.errors.PluginError`; nothing opens a socket. The flow in
+:mod:`~reasonix.plugin.mcp.oauth_flow` strings these together:
+
+* ``WWW-Authenticate`` parsing (RFC 6750 §3, RFC 9728 §5.1);
+* which URLs to try for Protected Resource Metadata (RFC 9728 §3) and
+  Authorization Server Metadata (RFC 8414 §3, OpenID Connect Discovery);
+* checking what came back (``resource`` and ``issuer`` must match, MCP-5);
+* PKCE S256 (RFC 7636), the authorization URL with a ``resource`` indicator
+  (RFC 8707), and the token-endpoint form with its client authentication.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import re
+import secrets
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import quote, urlencode, urlsplit, urlunsplit
+
+from reasonix.errors import PluginError
+from reasonix.plugin.mcp.httpwire import same_origin
+
+__all__ = [
+    "AsMetadata",
+    "Challenge",
+    "ClientInfo",
+    "Pkce",
+    "ResourceMetadata",
+    "as_metadata_urls",
+    "authorization_url",
+    "canonical_resource",
+    "challenge_from_headers",
+    "client_auth",
+    "make_pkce",
+    "make_state",
+    "parse_as_metadata",
+    "parse_resource_metadata",
+    "parse_www_authenticate",
+    "registration_body",
+    "resource_metadata_urls",
+    "select_scopes",
+]
+
+PRM_WELL_KNOWN = "/.well-known/oauth-protected-resource"
+AS_WELL_KNOWN = "/.well-known/oauth-authorization-server"
+OIDC_WELL_KNOWN = "/.well-known/openid-configuration"
+
+# RFC 7230 token characters, and auth-param = token "=" ( token / quoted-string ).
+_TOKEN = r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+"
+_PARAM = re.compile(
+    rf'\s*({_TOKEN})\s*=\s*(?:"((?:[^"\\]|\\.)*)"|({_TOKEN}|[A-Za-z0-9\-._~+/]+=*))\s*'
+)
+_SCHEME = re.compile(rf"\s*({_TOKEN})(?:\s+|$)")
+_UNESCAPE = re.compile(r"\\(.)")
+_VERIFIER_CHARS = re.compile(r"^[A-Za-z0-9\-._~]{43,128}$")
+
+
+# -- WWW-Authenticate ----------------------------------------------------------
+@dataclass(frozen=True)
+class Challenge:
+    """One ``Bearer`` challenge of a ``WWW-Authenticate`` header."""
+
+    params: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def resource_metadata(self) -> str | None:
+        """The Protected Resource Metadata URL (RFC 9728 §5.1), if named."""
+        return self.params.get("resource_metadata") or None
+
+    @property
+    def scopes(self) -> list[str]:
+        """The scopes the server asks for (``scope``), in order."""
+        return self.params.get("scope", "").split()
+
+    @property
+    def error(self) -> str:
+        """``invalid_token``, ``insufficient_scope`` … or ``""``."""
+        return self.params.get("error", "")
+
+
+def parse_www_authenticate(value: str | None) -> Challenge | None:
+    """The ``Bearer`` challenge in ``value``, or None when there is none.
+
+    A header may list several challenges (``Basic realm="x", Bearer …``); the
+    parameters that follow ``Bearer`` up to the next scheme are ours.
+    Parameter names are case-insensitive; quoted values are unescaped.
+    """
+    if not value:
+        return None
+    pos, scheme = 0, ""
+    params: dict[str, str] = {}
+    found: dict[str, str] | None = None
+    while pos < len(value):
+        m = _PARAM.match(value, pos)
+        if m and scheme:
+            name = m.group(1).lower()
+            raw = m.group(2)
+            val = _UNESCAPE.sub(r"\1", raw) if raw is not None else (m.group(3) or "")
+            params.setdefault(name, val)
+            pos = m.end()
+            if pos < len(value) and value[pos] == ",":
+                pos += 1
+            continue
+        s = _SCHEME.match(value, pos)
+        if not s:
+            pos += 1  # a stray character (an empty list element): skip it
+            continue
+        if scheme.lower() == "bearer" and found is None:
+            found = params
+        scheme, params, pos = s.group(1), {}, s.end()
+        if pos < len(value) and value[pos] == ",":
+            pos += 1
+    if scheme.lower() == "bearer" and found is None:
+        found = params
+    return Challenge(found) if found is not None else None
+
+
+def challenge_from_headers(headers: Mapping[str, str]) -> Challenge | None:
+    """The Bearer challenge of a response's headers (header names compared case-insensitively)."""
+    for name, value in headers.items():
+        if name.lower() == "www-authenticate":
+            got = parse_www_authenticate(value)
+            if got is not None:
+                return got
+    return None
+
+
+# -- resource identifiers and discovery URLs -------------------------------------
+def canonical_resource(url: str) -> str:
+    """The canonical URI of an MCP server, used as the RFC 8707 ``resource``.
+
+    Lower-case scheme and host, no fragment, no default port, and no lone
+    trailing ``/`` (the MCP spec's examples: ``https://mcp.example.com/mcp``,
+    ``https://mcp.example.com``). The path and query keep their case.
+    """
+    p = urlsplit(url.strip())
+    if p.scheme.lower() not in ("http", "https") or not p.hostname:
+        raise PluginError(f"not an http(s) URL: {url!r}")
+    scheme = p.scheme.lower()
+    host = p.hostname.lower()
+    if ":" in host:
+        host = f"[{host}]"
+    port = p.port
+    if port is not None and port != {"http": 80, "https": 443}[scheme]:
+        host = f"{host}:{port}"
+    path = "" if p.path == "/" else p.path
+    return urlunsplit((scheme, host, path, p.query, ""))
+
+
+def _well_known(url: str, suffix: str, *, insert: bool) -> str:
+    """``suffix`` inserted between host and path (RFC 8414 §3.1), or at the root."""
+    p = urlsplit(url)
+    path = p.path.rstrip("/") if insert else ""
+    return urlunsplit((p.scheme, p.netloc, suffix + path, "", ""))
+
+
+def resource_metadata_urls(server_url: str, challenge: Challenge | None = None) -> list[str]:
+    """Where to look for the server's Protected Resource Metadata, in order.
+
+    The URL named by the 401 challenge first, then the well-known URL with the
+    server's path inserted, then the root one (RFC 9728 §3.1; MCP 2025-11-25).
+    """
+    urls: list[str] = []
+    named = challenge.resource_metadata if challenge is not None else None
+    if named:
+        urls.append(named)
+    for insert in (True, False):
+        url = _well_known(server_url, PRM_WELL_KNOWN, insert=insert)
+        if url not in urls:
+            urls.append(url)
+    return urls
+
+
+def as_metadata_urls(issuer: str) -> list[str]:
+    """Where to look for an authorization server's metadata, in order (MCP 2025-11-25).
+
+    With a path (``https://as.example/tenant``): RFC 8414 path insertion,
+    OpenID path insertion, then OpenID path appending. Without one: the RFC 8414
+    root, then the OpenID root. A trailing slash on the issuer is ignored.
+    """
+    p = urlsplit(issuer)
+    path = p.path.rstrip("/")
+    root = urlunsplit((p.scheme, p.netloc, "", "", ""))
+    if not path:
+        return [root + AS_WELL_KNOWN, root + OIDC_WELL_KNOWN]
+    return [
+        root + AS_WELL_KNOWN + path,
+        root + OIDC_WELL_KNOWN + path,
+        root + path + OIDC_WELL_KNOWN,
+    ]
+
+
+# -- metadata documents --------------------------------------------------------
+@dataclass(frozen=True)
+class ResourceMetadata:
+    """What we use of a Protected Resource Metadata document (RFC 9728 §2)."""
+
+    resource: str
+    authorization_servers: tuple[str, ...]
+    scopes_supported: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class AsMetadata:
+    """What we use of an Authorization Server Metadata document (RFC 8414 §2)."""
+
+    issuer: str
+    authorization_endpoint: str
+    token_endpoint: str
+    registration_endpoint: str = ""
+    scopes_supported: tuple[str, ...] = ()
+    token_endpoint_auth_methods: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        """A dict for the token store."""
+        return {
+            "issuer": self.issuer,
+            "authorization_endpoint": self.authorization_endpoint,
+            "token_endpoint": self.token_endpoint,
+            "registration_endpoint": self.registration_endpoint,
+            "scopes_supported": list(self.scopes_supported),
+            "token_endpoint_auth_methods_supported": list(self.token_endpoint_auth_methods),
+        }
+
+
+def _strings(value: Any) -> tuple[str, ...]:
+    if not isinstance(value, list):
+        return ()
+    return tuple(v for v in value if isinstance(v, str) and v)
+
+
+def _http_url(value: Any, what: str) -> str:
+    if not isinstance(value, str) or urlsplit(value).scheme not in ("http", "https"):
+        raise PluginError(f"{what} is missing or not an http(s) URL: {value!r}")
+    return value
+
+
+def parse_resource_metadata(doc: Any, server_url: str) -> ResourceMetadata:
+    """Check a Protected Resource Metadata document against the server it describes.
+
+    Its ``resource`` must be the server's URL or a parent path of it on the
+    same origin (servers often name their root); anything else is metadata for
+    some other resource and is refused, so a token is never obtained for it.
+    """
+    if not isinstance(doc, dict):
+        raise PluginError("protected resource metadata is not a JSON object")
+    resource = _http_url(doc.get("resource"), "protected resource metadata 'resource'")
+    if not resource_covers(resource, server_url):
+        raise PluginError(
+            f"protected resource metadata names resource {resource!r}, "
+            f"which does not cover {canonical_resource(server_url)!r}"
+        )
+    servers = _strings(doc.get("authorization_servers"))
+    if not servers:
+        raise PluginError("protected resource metadata names no authorization_servers")
+    for url in servers:
+        _http_url(url, "an authorization server in the protected resource metadata")
+    return ResourceMetadata(resource, servers, _strings(doc.get("scopes_supported")))
+
+
+def resource_covers(resource: str, server_url: str) -> bool:
+    """True when ``resource`` is ``server_url`` or a path prefix of it on the same origin."""
+    try:
+        want, have = canonical_resource(server_url), canonical_resource(resource)
+    except PluginError:
+        return False
+    if not same_origin(want, have):
+        return False
+    want_path = urlsplit(want).path.rstrip("/") + "/"
+    have_path = urlsplit(have).path.rstrip("/") + "/"
+    return want_path.startswith(have_path)
+
+
+def parse_as_metadata(doc: Any, issuer: str) -> AsMetadata:
+    """Check an Authorization Server Metadata document fetched for ``issuer``.
+
+    RFC 8414 §3.3: the document's ``issuer`` must be the one whose well-known
+    URL we read (a trailing slash aside: many servers add one). PKCE S256 must
+    be advertised — the MCP spec tells clients to refuse an AS that does not.
+    """
+    if not isinstance(doc, dict):
+        raise PluginError("authorization server metadata is not a JSON object")
+    got = doc.get("issuer")
+    if not isinstance(got, str) or got.rstrip("/") != issuer.rstrip("/"):
+        raise PluginError(f"authorization server metadata issuer {got!r} does not match {issuer!r}")
+    if "S256" not in _strings(doc.get("code_challenge_methods_supported")):
+        raise PluginError(f"authorization server {issuer} does not advertise PKCE S256")
+    registration = doc.get("registration_endpoint")
+    return AsMetadata(
+        issuer=got,
+        authorization_endpoint=_http_url(
+            doc.get("authorization_endpoint"), "authorization_endpoint"
+        ),
+        token_endpoint=_http_url(doc.get("token_endpoint"), "token_endpoint"),
+        registration_endpoint=(
+            _http_url(registration, "registration_endpoint") if registration else ""
+        ),
+        scopes_supported=_strings(doc.get("scopes_supported")),
+        token_endpoint_auth_methods=_strings(doc.get("token_endpoint_auth_methods_supported")),
+    )
+
+
+def select_scopes(challenge: Challenge | None, prm: ResourceMetadata | None) -> list[str]:
+    """The scopes to ask for (MCP 2025-11-25): the challenge's, else every supported one."""
+    if challenge is not None and challenge.scopes:
+        return challenge.scopes
+    return list(prm.scopes_supported) if prm is not None else []
+
+
+def union_scopes(*groups: Iterable[str]) -> list[str]:
+    """Scopes of every group, first occurrence first (for step-up)."""
+    out: list[str] = []
+    for group in groups:
+        for s in group:
+            if s not in out:
+                out.append(s)
+    return out
+
+
+# -- PKCE, state and the authorization URL ---------------------------------------
+@dataclass(frozen=True)
+class Pkce:
+    """A PKCE verifier and its S256 challenge (RFC 7636 §4.1–4.2)."""
+
+    verifier: str
+    challenge: str
+
+
+def s256(verifier: str) -> str:
+    """BASE64URL(SHA256(verifier)) without padding."""
+    if not _VERIFIER_CHARS.match(verifier):
+        raise ValueError("a PKCE verifier is 43–128 unreserved characters")
+    digest = hashlib.sha256(verifier.encode("ascii")).digest()
+    return base64.urlsafe_b64encode(digest).decode("ascii").rstrip("=")
+
+
+def make_pkce() -> Pkce:
+    """A fresh verifier (64 random bytes → 86 characters) and its challenge."""
+    verifier = secrets.token_urlsafe(64)
+    return Pkce(verifier, s256(verifier))
+
+
+def make_state() -> str:
+    """An unguessable ``state`` value (CSRF protection, MCP-5)."""
+    return secrets.token_urlsafe(32)
+
+
+def authorization_url(
+    endpoint: str,
+    *,
+    client_id: str,
+    redirect_uri: str,
+    pkce: Pkce,
+    state: str,
+    resource: str,
+    scopes: Sequence[str] = (),
+) -> str:
+    """The URL the user's browser opens; existing query parameters of the endpoint are kept."""
+    params = {
+        "response_type": "code",
+        "client_id": client_id,
+        "redirect_uri": redirect_uri,
+        "code_challenge": pkce.challenge,
+        "code_challenge_method": "S256",
+        "state": state,
+        "resource": resource,
+    }
+    if scopes:
+        params["scope"] = " ".join(scopes)
+    p = urlsplit(endpoint)
+    query = (p.query + "&" if p.query else "") + urlencode(params, quote_via=quote)
+    return urlunsplit((p.scheme, p.netloc, p.path, query, ""))
+
+
+# -- client registration and authentication ----------------------------------------
+@dataclass(frozen=True)
+class ClientInfo:
+    """Our OAuth client at one authorization server."""
+
+    client_id: str
+    client_secret: str = ""
+    auth_method: str = "none"  # none | client_secret_basic | client_secret_post
+    redirect_uri: str = ""  # the loopback URI it was registered with ("" = pre-configured)
+    scope: str = ""  # the scopes it was registered for
+    registered: bool = True  # False for a pre-configured client (never re-registered)
+
+    def to_json(self) -> dict[str, Any]:
+        """A dict for the token store."""
+        return {
+            "client_id": self.client_id,
+            "client_secret": self.client_secret,
+            "token_endpoint_auth_method": self.auth_method,
+            "redirect_uri": self.redirect_uri,
+            "scope": self.scope,
+            "registered": self.registered,
+        }
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> ClientInfo:
+        """The inverse of :meth:`to_json`."""
+        return cls(
+            client_id=str(d.get("client_id", "")),
+            client_secret=str(d.get("client_secret") or ""),
+            auth_method=str(d.get("token_endpoint_auth_method") or "none"),
+            redirect_uri=str(d.get("redirect_uri") or ""),
+            scope=str(d.get("scope") or ""),
+            registered=bool(d.get("registered", True)),
+        )
+
+
+def preferred_auth_method(meta: AsMetadata) -> str:
+    """``none`` (a public client, nothing to leak) unless the AS lists methods without it."""
+    methods = meta.token_endpoint_auth_methods
+    if not methods or "none" in methods:
+        return "none"
+    if "client_secret_basic" in methods:
+        return "client_secret_basic"
+    if "client_secret_post" in methods:
+        return "client_secret_post"
+    return "none"
+
+
+def registration_body(meta: AsMetadata, redirect_uri: str, scopes: Sequence[str]) -> dict[str, Any]:
+    """The RFC 7591 registration request for a loopback native client."""
+    body: dict[str, Any] = {
+        "client_name": "Reasonix",
+        "redirect_uris": [redirect_uri],
+        "grant_types": ["authorization_code", "refresh_token"],
+        "response_types": ["code"],
+        "token_endpoint_auth_method": preferred_auth_method(meta),
+    }
+    if scopes:
+        body["scope"] = " ".join(scopes)
+    return body
+
+
+def parse_registration(doc: Any, redirect_uri: str, scopes: Sequence[str]) -> ClientInfo:
+    """The client the AS registered; its answer (not our wish) decides the auth method."""
+    if not isinstance(doc, dict) or not isinstance(doc.get("client_id"), str):
+        raise PluginError("the client registration answer has no client_id")
+    secret = doc.get("client_secret")
+    method = doc.get("token_endpoint_auth_method")
+    if not isinstance(method, str) or not method:
+        method = "client_secret_basic" if secret else "none"
+    if method not in ("none", "client_secret_basic", "client_secret_post"):
+        raise PluginError(f"unsupported token_endpoint_auth_method {method!r}")
+    if method != "none" and not secret:
+        raise PluginError(f"the AS chose {method} but returned no client_secret")
+    scope = doc.get("scope")
+    return ClientInfo(
+        client_id=doc["client_id"],
+        client_secret=str(secret or ""),
+        auth_method=method,
+        redirect_uri=redirect_uri,
+        scope=scope if isinstance(scope, str) else " ".join(scopes),
+    )
+
+
+def client_auth(client: ClientInfo, form: dict[str, str]) -> dict[str, str]:
+    """Add client authentication to a token request; return the extra headers.
+
+    ``client_secret_basic`` form-encodes id and secret before base64 (RFC 6749
+    §2.3.1); ``client_id`` stays in the form too, as public clients need it.
+    """
+    form["client_id"] = client.client_id
+    if client.auth_method == "client_secret_post":
+        form["client_secret"] = client.client_secret
+        return {}
+    if client.auth_method == "client_secret_basic":
+        pair = f"{quote(client.client_id, safe='')}:{quote(client.client_secret, safe='')}"
+        return {"Authorization": "Basic " + base64.b64encode(pair.encode()).decode("ascii")}
+    return {}
