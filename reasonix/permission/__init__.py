@@ -24,6 +24,7 @@ from reasonix.permission.bash import BashAnalysis, Kind, Segment, analyze
 from reasonix.permission.modes import Decision, Mode, parse_mode
 from reasonix.permission.policy import Policy, Verdict, suggest_rule
 from reasonix.permission.rules import Rule, parse_rule
+from reasonix.permission.scope import ScopeChoice, ScopeGate, ScopeOutcome, ScopeRequest
 
 __all__ = [
     "ApprovalChoice",
@@ -37,6 +38,10 @@ __all__ = [
     "Mode",
     "Policy",
     "Rule",
+    "ScopeChoice",
+    "ScopeGate",
+    "ScopeOutcome",
+    "ScopeRequest",
     "Segment",
     "Verdict",
     "analyze",

@@ -211,3 +211,13 @@ def test_seatbelt_profile_text(tmp_path: Path) -> None:
     )
     assert with_net.splitlines()[-1] == "(allow network*)"
     assert seatbelt_argv(["ls"], "P") == ["/usr/bin/sandbox-exec", "-p", "P", "--", "ls"]
+
+
+@needs_bwrap
+def test_read_only_paths_stay_read_only_inside_roots(workspace: Path, tmp_path: Path) -> None:
+    state = tmp_path / "home"
+    (state / ".reasonix").mkdir(parents=True)
+    settings = _settings(workspace, write_roots=[state], read_only=[state / ".reasonix"])
+    done = _run(f"touch {state}/ok && touch {state}/.reasonix/x; echo rc=$?", settings)
+    assert done.stdout.splitlines() == ["rc=1"], done.stderr
+    assert (state / "ok").exists() and not (state / ".reasonix" / "x").exists()

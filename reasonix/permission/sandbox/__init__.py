@@ -47,6 +47,8 @@ class SandboxSettings:
     ``cache_roots``: extra writable command caches; ``None`` means
     :func:`default_cache_roots` (``~/.cache``, ``~/.npm``, Go/Cargo caches that exist).
     ``tmp_dir``: the macOS per-run TMPDIR (created when ``None``); Linux uses a tmpfs.
+    ``read_only``: paths kept read-only even inside a writable root (pass the Reasonix
+    state directories here, so a granted ``$HOME`` still cannot touch sessions/config).
     """
 
     mode: str = "auto"
@@ -56,6 +58,7 @@ class SandboxSettings:
     network: bool = True
     cache_roots: list[Path] | None = None
     tmp_dir: Path | None = None
+    read_only: list[Path] = field(default_factory=list)
 
 
 def default_cache_roots(env: dict[str, str]) -> list[Path]:
@@ -127,6 +130,7 @@ def wrap_command(
             write_roots=roots,
             forbid_read=settings.forbid_read,
             network=settings.network,
+            read_only=settings.read_only,
         )
         clean["TMPDIR"] = "/tmp"
         return wrapped, clean
@@ -137,6 +141,7 @@ def wrap_command(
         forbid_read=settings.forbid_read,
         network=settings.network,
         tmp_dir=tmp,
+        read_only=settings.read_only,
     )
     clean["TMPDIR"] = str(tmp)
     return seatbelt_argv(argv, profile), clean

@@ -61,6 +61,7 @@ def bwrap_argv(
     write_roots: Sequence[Path],
     forbid_read: Sequence[Path],
     network: bool,
+    read_only: Sequence[Path] = (),
 ) -> list[str]:
     """The full bwrap command line for ``argv`` (pure apart from ``exists`` checks)."""
     cmd = [bwrap, "--die-with-parent", "--new-session"]
@@ -76,12 +77,11 @@ def bwrap_argv(
         if root not in seen and root != "/" and os.path.isdir(root):
             seen.add(root)
             cmd += ["--bind", root, root]
-    for name in PROTECTED_NAMES:
-        target = os.path.join(ws, name)
-        if os.path.lexists(target):
-            real = _real(target)
-            if os.path.exists(real):
-                cmd += ["--ro-bind", real, real]
+    protected = [os.path.join(ws, name) for name in PROTECTED_NAMES]
+    for target in [*protected, *(os.fspath(p) for p in read_only)]:
+        real = _real(target)
+        if os.path.exists(real):
+            cmd += ["--ro-bind", real, real]
     for path in forbid_read:
         target = _real(path)  # mask the real location: every symlinked route leads there
         if os.path.isdir(target):

@@ -35,6 +35,7 @@ def seatbelt_profile(
     forbid_read: Sequence[Path],
     network: bool,
     tmp_dir: Path,
+    read_only: Sequence[Path] = (),
 ) -> str:
     """The SBPL profile text (pure except for resolving symlinks in the paths)."""
     ws = _real(workspace)
@@ -61,6 +62,7 @@ def seatbelt_profile(
             f"(subpath {_q(p)})" if name.endswith("hooks") else f"(literal {_q(p)})"
             for name, p in zip(PROTECTED_NAMES, protected, strict=True)
         )
+        + "".join(f" (subpath {_q(_real(p))})" for p in read_only)
         + ")"
     )
     if forbid_read:
