@@ -70,7 +70,7 @@ class Agent:
         effort: str = "",
         instructions: str = "",
         context: ContextLike | None = None,
-        budget: Callable[[int], int | None] | None = None,
+        budget: Callable[[Callable[[], int]], int | None] | None = None,
     ) -> None:
         self.provider, self.registry, self.session = provider, registry, session
         self.model, self.system, self.tool_ctx = model, system, tool_ctx
@@ -79,7 +79,7 @@ class Agent:
         self.temperature, self.effort = temperature, effort
         self.instructions = instructions
         self.context = context  # compaction: the request's messages are its projection
-        self.budget = budget  # prompt-token estimate -> max_tokens wire value (None = omit)
+        self.budget = budget  # (lazy prompt estimate) -> max_tokens wire value; None = omit
         self.tools = [ToolSchema(**s) for s in registry.schemas()]  # frozen for the session
         self.telemetry = Telemetry()
         self.history = session.messages()
@@ -146,16 +146,18 @@ class Agent:
         if self.context is not None:  # the projection: checkpoints applied, maybe compacted
             messages = self.context.prepare(cancel)
             yield from self._compaction_notice()
-        prompt = self.context.estimate() if self.context is not None else 0
         return Request(
             model=self.model,
             messages=messages,
             system=self.system,
             tools=self.tools,
             temperature=self.temperature,
-            max_tokens=self.budget(prompt) if self.budget is not None else None,
+            max_tokens=self.budget(self._prompt_tokens) if self.budget is not None else None,
             effort=self.effort,
         )
+
+    def _prompt_tokens(self) -> int:
+        return self.context.estimate() if self.context is not None else 0
 
     def _compaction_notice(self) -> Iterator[Event]:
         done = getattr(self.context, "last_result", None)

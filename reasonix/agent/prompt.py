@@ -9,7 +9,7 @@ nothing that changes per turn (dates, times, git status) belongs here.
 from __future__ import annotations
 
 import os
-import platform
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -51,12 +51,19 @@ def _shell() -> str:
     return Path(os.environ.get("SHELL", "/bin/sh")).name
 
 
+def _os_name() -> str:
+    # os.uname instead of the platform module: it is cheap and startup time matters.
+    if hasattr(os, "uname"):
+        u = os.uname()
+        return f"{u.sysname} {u.machine}"
+    return {"win32": "Windows"}.get(sys.platform, sys.platform)
+
+
 def environment_summary(workspace: Path, extra_dirs: Sequence[Path] = ()) -> str:
     """OS, shell, workspace root, git yes/no and extra writable directories."""
-    system = platform.system() or os.name
     lines = [
         "<environment>",
-        f"os: {system} {platform.machine()}".rstrip(),
+        f"os: {_os_name()}",
         f"shell: {_shell()}",
         f"workspace root: {workspace}",
         f"git repository: {'yes' if find_git_root(workspace) else 'no'}",

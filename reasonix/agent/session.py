@@ -19,8 +19,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import secrets
-import socket
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -63,7 +61,14 @@ def make_title(text: str) -> str:
 
 def new_session_id() -> str:
     """A sortable, unique id: UTC timestamp plus random hex."""
-    return time.strftime("%Y%m%d-%H%M%S", time.gmtime()) + "-" + secrets.token_hex(3)
+    return time.strftime("%Y%m%d-%H%M%S", time.gmtime()) + "-" + os.urandom(3).hex()
+
+
+def _hostname() -> str:
+    # os.uname avoids importing socket just for this; Windows has COMPUTERNAME.
+    if hasattr(os, "uname"):
+        return os.uname().nodename
+    return os.environ.get("COMPUTERNAME", "")
 
 
 # -- reading -------------------------------------------------------------------
@@ -200,7 +205,7 @@ def _pid_alive(pid: int) -> bool:
 
 
 def _lease_alive(info: dict[str, Any]) -> bool:
-    if info.get("host") not in (None, socket.gethostname()):
+    if info.get("host") not in (None, _hostname()):
         return True  # another machine sharing the state dir: we cannot tell, so stay safe
     pid = int(info.get("pid") or 0)
     if not _pid_alive(pid):
@@ -214,9 +219,9 @@ class _Lease:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self.token = secrets.token_hex(8)
+        self.token = os.urandom(8).hex()
         me = {"pid": os.getpid(), "start": _process_start(os.getpid())}
-        self.body = json.dumps({**me, "host": socket.gethostname(), "token": self.token})
+        self.body = json.dumps({**me, "host": _hostname(), "token": self.token})
 
     def acquire(self, session_id: str) -> None:
         for _ in range(3):  # a stale lease is removed and the exclusive create retried

@@ -1,0 +1,166 @@
+"""The scripted coding task: Reasonix (the built .pyz) against a minimal stdlib loop.
+
+Both programs run as subprocesses of this script, on the same interpreter,
+against the same in-process loopback fake (OpenAI wire format), doing the
+same task: read a file, edit it, run its test with bash, answer. Per run we
+measure:
+
+* **first request** — from spawning the process to the fake receiving the
+  first request (startup + config + setup cost);
+* **overhead** — whole wall time minus the time the fake spent answering
+  (what the agent itself costs, tools included);
+* **peak RSS** — ``ru_maxrss`` of the process from ``wait4``.
+
+Each figure is the median of ``--runs`` runs and is printed with its ratio
+to the reference (bench/ref_loop.py). Targets: first request ≤ 1.5×,
+overhead ≤ 1.3×, peak RSS ≤ 40 MiB. Prints one line per figure::
+
+    task: first_request_ms reasonix=… ref=… ratio=…x target<=1.5x ok
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+
+from fakes import FakeServer, ToolSpec, Turn  # noqa: E402
+
+CALC = "def add(a, b):\n    return a - b\n"
+TEST = "from calc import add\nassert add(2, 3) == 5\nprint('calc test ok')\n"
+TARGETS = {"first_request_ms": 1.5, "overhead_ms": 1.3}
+RSS_LIMIT_MIB = 40.0
+
+
+def script() -> list[Turn]:
+    """The four model answers of the task."""
+    fix = '{"path": "calc.py", "old_string": "return a - b", "new_string": "return a + b"}'
+    cmd = json.dumps({"command": f"{sys.executable} test_calc.py"})
+    return [
+        Turn.tools([ToolSpec("read_file", '{"path": "calc.py"}')]),
+        Turn.tools([ToolSpec("edit_file", fix)]),
+        Turn.tools([ToolSpec("bash", cmd)]),
+        Turn.text_only("Fixed add(); the test passes."),
+    ]
+
+
+class TimedServer:
+    """A FakeServer that also records when requests arrive and how long answers take."""
+
+    def __init__(self) -> None:
+        self.srv = FakeServer("openai", script())
+        self.first_at = 0.0
+        self.busy = 0.0
+        self.lock = threading.Lock()
+        inner: Callable[[Any], None] = self.srv._handle
+
+        def handle(h: Any) -> None:
+            start = time.monotonic()
+            with self.lock:
+                if not self.first_at:
+                    self.first_at = start
+            try:
+                inner(h)
+            finally:
+                with self.lock:
+                    self.busy += time.monotonic() - start
+
+        self.srv._handle = handle  # type: ignore[method-assign]
+
+
+def one_run(argv_for: Callable[[str], list[str]], env: dict[str, str]) -> dict[str, float]:
+    """Run one program on a fresh workspace; return its three figures."""
+    with tempfile.TemporaryDirectory() as tmp:
+        ws = Path(tmp) / "repo"
+        ws.mkdir()
+        (ws / "calc.py").write_text(CALC)
+        (ws / "test_calc.py").write_text(TEST)
+        timed = TimedServer()
+        with timed.srv as srv:
+            (ws / "reasonix.toml").write_text(
+                'default_model = "fake/fake-model"\n[[providers]]\nname = "fake"\n'
+                f'kind = "openai"\nbase_url = "{srv.url}"\nmodels = ["fake-model"]\n'
+                'api_key_env = "FAKE_PROVIDER_KEY"\n'
+            )
+            run_env = dict(env, REASONIX_HOME=str(Path(tmp) / "rx"))
+            start = time.monotonic()
+            proc = subprocess.Popen(
+                argv_for(srv.url), cwd=ws, env=run_env,
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            )  # fmt: skip
+            _, status, usage = os.wait4(proc.pid, 0)
+            wall = time.monotonic() - start
+            proc.returncode = os.waitstatus_to_exitcode(status)
+        if proc.returncode != 0 or "a + b" not in (ws / "calc.py").read_text():
+            raise SystemExit(f"task: {argv_for('URL')[:3]} failed (exit {proc.returncode})")
+        return {
+            "first_request_ms": (timed.first_at - start) * 1000,
+            "overhead_ms": (wall - timed.busy) * 1000,
+            "peak_rss_mib": usage.ru_maxrss / 1024,  # Linux reports KiB
+        }
+
+
+def median_of(
+    runs: int, argv_for: Callable[[str], list[str]], env: dict[str, str]
+) -> dict[str, float]:
+    """Per-figure medians over ``runs`` runs."""
+    results = [one_run(argv_for, env) for _ in range(runs)]
+    return {k: statistics.median(r[k] for r in results) for k in results[0]}
+
+
+def main() -> int:
+    """Measure both programs and print the figures with their ratios."""
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--pyz", default=str(ROOT / "dist" / "reasonix.pyz"))
+    ap.add_argument(
+        "--source", action="store_true", help="run `python -m reasonix` from this tree instead"
+    )
+    args = ap.parse_args()
+    if not args.source and not Path(args.pyz).is_file():
+        print(f"task: {args.pyz} missing; run `python build_zipapp.py` first", file=sys.stderr)
+        return 2
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": tempfile.gettempdir(),
+        "LANG": "C.UTF-8",
+        "FAKE_PROVIDER_KEY": "sk-fake",
+    }
+    prompt = "fix add() in calc.py and run its test"
+    program = ["-m", "reasonix"] if args.source else [args.pyz]
+    if args.source:
+        env["PYTHONPATH"] = str(ROOT)
+    ours = median_of(
+        args.runs, lambda url: [sys.executable, *program, "run", "--json", "-y", prompt], env
+    )
+    ref = median_of(
+        args.runs,
+        lambda url: [sys.executable, str(ROOT / "bench" / "ref_loop.py"), url, prompt],
+        env,
+    )
+    for key, target in TARGETS.items():
+        ratio = ours[key] / ref[key] if ref[key] else float("inf")
+        verdict = "ok" if ratio <= target else "OVER"
+        print(f"task: {key} reasonix={ours[key]:.0f} ref={ref[key]:.0f} "
+              f"ratio={ratio:.2f}x target<={target}x {verdict}")  # fmt: skip
+    rss, ref_rss = ours["peak_rss_mib"], ref["peak_rss_mib"]
+    verdict = "ok" if rss <= RSS_LIMIT_MIB else "OVER"
+    print(f"task: peak_rss_mib reasonix={rss:.1f} ref={ref_rss:.1f} ratio={rss / ref_rss:.2f}x "
+          f"target<={RSS_LIMIT_MIB:.0f}MiB {verdict}")  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
