@@ -1,0 +1,54 @@
+"""The classifier's result types: segment classes, segments, the whole analysis."""
+
+from __future__ import annotations
+
+import enum
+import posixpath
+from dataclasses import dataclass
+
+__all__ = ["BashAnalysis", "Kind", "Segment"]
+
+
+class Kind(enum.IntEnum):
+    """How much a segment hides; the max over segments classifies the command."""
+
+    STATIC = 0
+    DYNAMIC = 1
+    NESTED = 2
+
+    def __str__(self) -> str:
+        return self.name.lower()
+
+
+@dataclass(frozen=True)
+class Segment:
+    """One simple command. ``argv`` holds literal words (dynamic ones keep their source text)."""
+
+    argv: tuple[str, ...]
+    source: str
+    kind: Kind
+    reasons: tuple[str, ...] = ()
+    via: str = ""  # the wrapper ("timeout", "bash -c" …) when this is a wrapped command
+
+    @property
+    def text(self) -> str:
+        """The command words joined by single spaces: what prefix/glob rules see."""
+        return " ".join(self.argv)
+
+    @property
+    def name(self) -> str:
+        """Basename of the command word ("" for a bare assignment/redirection)."""
+        return posixpath.basename(self.argv[0]) if self.argv else ""
+
+
+@dataclass(frozen=True)
+class BashAnalysis:
+    """The parsed command: its segments and overall class."""
+
+    command: str
+    segments: tuple[Segment, ...]
+
+    @property
+    def kind(self) -> Kind:
+        """The most hiding class among the segments (STATIC for an empty command)."""
+        return max((s.kind for s in self.segments), default=Kind.STATIC)
