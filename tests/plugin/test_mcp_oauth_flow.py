@@ -126,7 +126,12 @@ def test_confidential_client_refresh_rotates_and_persists_first(confidential: OA
     assert header == f"Bearer {after['access_token']}"  # the token handed out is the saved one
     # The old refresh token is dead at the AS: keeping it would have lost the session.
     stale = replace(state, tokens=replace(state.tokens, refresh_token=str(before["refresh_token"])))
-    with pytest.raises(PluginError, match="refused"):
+    # Another session holding the stale state adopts the rotated tokens from disk.
+    adopted = refresh(stale)
+    assert adopted.tokens.refresh_token == after["refresh_token"]
+    assert _file()["tokens"] == after  # no second refresh was spent
+    oauth_store.delete(NAME)
+    with pytest.raises(PluginError, match="refused: invalid_grant"):
         refresh(stale)
 
 

@@ -376,14 +376,21 @@ def refresh(state: OAuthState) -> OAuthState:
     Raises :class:`RefreshRejected` when the AS refuses the refresh token
     (``invalid_grant``) — only a new authorization helps then.
     """
-    if not state.tokens.refresh_token:
-        raise RefreshRejected(f"no refresh token stored for {state.server!r}")
-    form = {
-        "grant_type": "refresh_token",
-        "refresh_token": state.tokens.refresh_token,
-        "resource": state.resource_indicator,
-    }
     with _refresh_lock:  # one refresh at a time: a rotated token is single-use
+        # Another session (or thread) may have rotated the token since ``state``
+        # was read; its refresh token is the only live one now.
+        on_disk = oauth_store.load(state.server, state.resource)
+        if on_disk is not None and on_disk.tokens.refresh_token != state.tokens.refresh_token:
+            if not on_disk.tokens.expired():
+                return on_disk
+            state = on_disk
+        if not state.tokens.refresh_token:
+            raise RefreshRejected(f"no refresh token stored for {state.server!r}")
+        form = {
+            "grant_type": "refresh_token",
+            "refresh_token": state.tokens.refresh_token,
+            "resource": state.resource_indicator,
+        }
         headers = client_auth(state.client, form)
         answer = post_form(state.metadata.token_endpoint, form, headers=headers)
         if answer.status != 200:
