@@ -19,25 +19,18 @@ import queue
 import threading
 import time
 from collections.abc import Callable, Generator
-from typing import Any, Protocol
+from typing import Any
 
 from reasonix.cancel import Cancel
 from reasonix.provider.types import ToolCall
 from reasonix.tool import Registry, Tool, ToolContext, ToolResult
 
 from .events import ApprovalRequested, Event, ToolEnd, ToolStart
+from .ports import GateLike
 
-__all__ = ["EventApprover", "GateLike", "run_calls", "run_in_worker"]
+__all__ = ["EventApprover", "run_calls", "run_in_worker"]
 
 Emit = Callable[[Event], None]
-
-
-class GateLike(Protocol):
-    """The permission gate as the agent uses it (reasonix.permission.Gate)."""
-
-    def check(self, tool_name: str, read_only: bool, args: dict[str, Any]) -> Any:
-        """An outcome with ``allowed`` (bool) and ``message`` (str)."""
-        ...
 
 
 class EventApprover:

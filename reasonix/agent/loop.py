@@ -14,8 +14,7 @@ byte-for-byte extension of the previous one.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Generator, Iterator, Sequence
-from typing import Protocol
+from collections.abc import Callable, Generator, Iterator
 
 from reasonix.cancel import Cancel
 from reasonix.errors import Cancelled, ProviderAPIError, ProviderError, ReasonixError
@@ -24,7 +23,8 @@ from reasonix.provider.types import Message, Request, Role, ToolCall, ToolSchema
 from reasonix.tool import Registry, ToolContext
 
 from .events import Done, Error, Event, Notice, StepStart
-from .execute import EventApprover, GateLike, run_in_worker
+from .execute import EventApprover, run_in_worker
+from .ports import ContextLike, GateLike
 from .session import Session
 from .stream import StreamCancelled, stream_reply
 from .telemetry import Telemetry
@@ -32,15 +32,6 @@ from .telemetry import Telemetry
 __all__ = ["AUTO_MAX_STEPS", "Agent"]
 
 AUTO_MAX_STEPS = 200  # D5: max_steps = 0 means this safety bound
-
-
-class ContextLike(Protocol):
-    """What the loop uses of reasonix.agent.context.ContextManager."""
-
-    def prepare(self, cancel: Cancel) -> list[Message]: ...
-    def on_overflow(self, cancel: Cancel) -> list[Message]: ...
-    def estimate(self) -> int: ...
-    def observe_usage(self, prompt_tokens: int, sent: Sequence[Message] | None = None) -> None: ...
 
 
 class _Stop(Exception):

@@ -128,7 +128,7 @@ def _drive(
     with _Interrupts(cancel):
         context = setup.agent.context
         if getattr(args, "compact", False) and context is not None:
-            done = context.compact(cancel)  # type: ignore[attr-defined]
+            done = context.compact(cancel)
             log.write({"event": "compaction", "status": done.status})
         for event in setup.agent.run(prompt, cancel):
             log.write(redacted_event(event))

@@ -1,0 +1,48 @@
+"""The interfaces the loop depends on, as Protocols in one place.
+
+The agent layer may import the permission layer and its own context
+manager, but the loop only needs these small surfaces; tests pass simple
+objects that satisfy them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+from reasonix.cancel import Cancel
+from reasonix.provider.types import Message
+
+__all__ = ["ContextLike", "GateLike"]
+
+
+class GateLike(Protocol):
+    """The permission gate as the agent uses it (reasonix.permission.Gate)."""
+
+    def check(self, tool_name: str, read_only: bool, args: dict[str, Any]) -> Any:
+        """An outcome with ``allowed`` (bool) and ``message`` (str)."""
+        ...
+
+
+class ContextLike(Protocol):
+    """What the loop uses of reasonix.agent.context.ContextManager."""
+
+    def prepare(self, cancel: Cancel) -> list[Message]:
+        """The messages of the next request, after any needed maintenance."""
+        ...
+
+    def on_overflow(self, cancel: Cancel) -> list[Message]:
+        """The messages for the single retry after a context-overflow error."""
+        ...
+
+    def estimate(self) -> int:
+        """Estimated prompt tokens of the current projection."""
+        ...
+
+    def observe_usage(self, prompt_tokens: int, sent: Sequence[Message] | None = None) -> None:
+        """Feed back the provider's reported prompt size."""
+        ...
+
+    def compact(self, cancel: Cancel, *, force: bool = True) -> Any:
+        """Manual maintenance (``--compact``); returns what it did."""
+        ...
