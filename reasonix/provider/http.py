@@ -50,6 +50,7 @@ from reasonix.errors import (
 
 __all__ = [
     "USER_AGENT",
+    "CertificateError",
     "ConnectTimeout",
     "HTTPClient",
     "RetryPolicy",
@@ -99,6 +100,10 @@ class Timeouts:
 
 class ConnectTimeout(ProviderTimeout):
     """The TCP connect or TLS handshake did not finish in time (retryable)."""
+
+
+class CertificateError(ProviderConnectionError):
+    """The server's TLS certificate failed verification (never retried)."""
 
 
 # -- error translation (the one place) -----------------------------------------
@@ -185,7 +190,7 @@ def translate(exc: BaseException, *, where: str, streaming: bool) -> ReasonixErr
         what = "read" if streaming else "response"
         return ProviderTimeout(f"{where}: no data within the {what} timeout ({reason})")
     if isinstance(reason, ssl.SSLCertVerificationError):
-        return ProviderConnectionError(f"{where}: TLS certificate verification failed: {reason}")
+        return CertificateError(f"{where}: TLS certificate verification failed: {reason}")
     if streaming:
         if isinstance(reason, http.client.IncompleteRead):
             return ProviderStreamError(f"{where}: stream cut off by the server")
@@ -488,6 +493,8 @@ def _retryable(e: ProviderError) -> bool:
         return e.status == 429 or e.status >= 500
     # Connection failures before the first byte. A timeout is retried only when
     # it hit the connect: a silent server may still be working on the request.
+    if isinstance(e, CertificateError):
+        return False
     return isinstance(e, (ProviderConnectionError, ConnectTimeout))
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import socket
+import ssl
 import struct
 import threading
 from dataclasses import dataclass, field
@@ -69,6 +70,8 @@ class FakeServer:
     like real vendors; False sends ``Connection: close`` and lets EOF end it.
     ``fragment`` splits every write into pieces of that many bytes, flushed
     separately, so clients see events and UTF-8 sequences cut across reads.
+    ``tls`` (a server-side ``ssl.SSLContext``) serves HTTPS; :attr:`url` then
+    starts with ``https://``.
     """
 
     def __init__(
@@ -80,6 +83,7 @@ class FakeServer:
         fragment: int | None = None,
         host: str = "127.0.0.1",
         port: int = 0,
+        tls: ssl.SSLContext | None = None,
     ) -> None:
         if kind not in KINDS:
             raise ValueError(f"unknown fake kind {kind!r}")
@@ -93,6 +97,12 @@ class FakeServer:
         self._stop = threading.Event()
         self._httpd = _HTTPServer((host, port), _Handler)
         self._httpd.fake = self
+        self.scheme = "https" if tls else "http"
+        if tls is not None:
+            # The handshake runs lazily in the handler thread, not in accept().
+            self._httpd.socket = tls.wrap_socket(
+                self._httpd.socket, server_side=True, do_handshake_on_connect=False
+            )
         self._thread: threading.Thread | None = None
 
     # -- lifecycle -----------------------------------------------------------
@@ -128,7 +138,7 @@ class FakeServer:
     @property
     def url(self) -> str:
         """``http://127.0.0.1:PORT`` (no trailing slash): use it as a base_url."""
-        return f"http://127.0.0.1:{self.port}"
+        return f"{self.scheme}://127.0.0.1:{self.port}"
 
     def add(self, *steps: Step) -> None:
         """Append steps to the script."""

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import email.utils
+import shutil
 import ssl
+import subprocess
+import threading
 import time
 
 import pytest
@@ -11,8 +14,15 @@ from fakes import FakeServer, Fault, Turn
 from provider_kit import Sleeps, client, collect, provider, request, text
 
 from reasonix.cancel import Cancel
-from reasonix.errors import ProviderAPIError, ProviderError
-from reasonix.provider.http import HTTPClient, RetryPolicy, parse_retry_after, vendor_message
+from reasonix.errors import Cancelled, ProviderAPIError, ProviderError
+from reasonix.provider.http import (
+    CertificateError,
+    HTTPClient,
+    RetryPolicy,
+    Timeouts,
+    parse_retry_after,
+    vendor_message,
+)
 
 
 def test_growing_delays_then_success_on_attempt_three() -> None:
@@ -122,3 +132,72 @@ def test_no_proxy_bypasses_the_proxy(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_tls_verification_is_on_by_default() -> None:
     ctx = HTTPClient()._ssl
     assert ctx.verify_mode is ssl.CERT_REQUIRED and ctx.check_hostname
+
+
+@pytest.fixture(scope="module")
+def tls_pair(tmp_path_factory: pytest.TempPathFactory) -> tuple[ssl.SSLContext, ssl.SSLContext]:
+    """A self-signed localhost certificate: (server context, client context trusting it)."""
+    if shutil.which("openssl") is None:
+        pytest.skip("openssl CLI not installed: cannot mint a test certificate")
+    d = tmp_path_factory.mktemp("tls")
+    cert, key = d / "cert.pem", d / "key.pem"
+    subprocess.run(
+        [
+            "openssl",
+            "req",
+            "-x509",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:prime256v1",
+            "-nodes",
+            "-keyout",
+            str(key),
+            "-out",
+            str(cert),
+            "-days",
+            "2",
+            "-subj",
+            "/CN=localhost",
+            "-addext",
+            "subjectAltName=DNS:localhost,IP:127.0.0.1",
+        ],
+        check=True,
+        capture_output=True,
+    )
+    server = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    server.load_cert_chain(cert, key)
+    trusting = ssl.create_default_context(cafile=str(cert))
+    return server, trusting
+
+
+def test_https_stream_and_cancel(tls_pair: tuple[ssl.SSLContext, ssl.SSLContext]) -> None:
+    server, trusting = tls_pair
+    http = HTTPClient(timeouts=Timeouts(connect=2, idle=10), ssl_context=trusting)
+    script = [Turn(text="secure hello"), Turn(text=" ".join(["w"] * 30), delay=0.2)]
+    with FakeServer("openai", script, tls=server) as srv:
+        assert srv.url.startswith("https://")
+        p = provider("openai", srv.url, http=http)
+        assert text(collect(p)) == "secure hello"
+        cancel = Cancel()
+        it = p.stream(request(), cancel)
+        next(c for c in it if c.text)
+        threading.Timer(0.05, cancel.cancel).start()
+        start = time.monotonic()
+        with pytest.raises(Cancelled):
+            for _ in it:
+                pass
+        assert time.monotonic() - start < 1.0
+
+
+def test_untrusted_certificate_fails_without_retry(
+    tls_pair: tuple[ssl.SSLContext, ssl.SSLContext],
+) -> None:
+    server, _ = tls_pair
+    sleeps = Sleeps()
+    with (
+        FakeServer("openai", [Turn(text="x")], tls=server) as srv,
+        pytest.raises(CertificateError, match="certificate verification failed"),
+    ):
+        provider("openai", srv.url, http=client(sleeps)).stream(request(), Cancel())
+    assert sleeps.delays == []
