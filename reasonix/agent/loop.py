@@ -24,6 +24,7 @@ from reasonix.tool import Registry, ToolContext
 
 from .events import Done, Error, Event, Notice, StepStart
 from .execute import EventApprover, run_in_worker
+from .nudge import ProgressWatch
 from .ports import ContextLike, GateLike
 from .session import Session
 from .stream import StreamCancelled, stream_reply
@@ -74,6 +75,7 @@ class Agent:
         self.tools = [ToolSchema(**s) for s in registry.schemas()]  # frozen for the session
         self.telemetry = Telemetry()
         self.history = session.messages()
+        self._watch = ProgressWatch()
         self._close_dangling_calls()
 
     # -- transcript -------------------------------------------------------------
@@ -97,7 +99,7 @@ class Agent:
     def run(self, user_input: str, cancel: Cancel) -> Iterator[Event]:
         """Run one user turn, yielding events; ends with Done or Error."""
         cancel = cancel.child()  # closing the generator cancels only this turn's work
-        steps = 0
+        steps, self._watch = 0, ProgressWatch()
         try:
             self._close_dangling_calls()  # a previous turn closed mid-tools left calls open
             self._start_turn(user_input)
@@ -192,8 +194,9 @@ class Agent:
             calls, self.registry, self.gate, self.tool_ctx, cancel, self.approver
         )
         self.telemetry.count("tool_calls", len(calls))
-        for call, result in zip(calls, results, strict=True):
-            tool_msg = Message(Role.TOOL, result.content, tool_call_id=call.id, name=call.name)
+        nudge = self._watch.after_round(self.tool_ctx.extra.get("todos"))  # LOOP-8
+        for i, (call, result) in enumerate(zip(calls, results, strict=True)):
+            text = result.content + ("\n\n" + nudge if nudge and i == len(calls) - 1 else "")
             raw = result.raw_content if result.raw_content != result.content else ""
-            self._append(tool_msg, raw=raw)
+            self._append(Message(Role.TOOL, text, tool_call_id=call.id, name=call.name), raw=raw)
         cancel.raise_if_cancelled()

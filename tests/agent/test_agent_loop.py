@@ -266,3 +266,25 @@ def test_dangling_tool_calls_are_answered_on_resume(make_agent: MakeAgent, works
     tool_ids = [m.tool_call_id for m in agent2.history if m.role is Role.TOOL]
     assert sorted(tool_ids) == ["c0-echo", "c1-echo"]
     assert isinstance(run(agent2, "continue")[-1], Done)
+
+
+def test_reassessment_nudge_after_eight_rounds_without_todo_progress(
+    make_agent: MakeAgent,
+) -> None:
+    todos_schema: dict[str, Any] = {"type": "object", "properties": {"todos": {"type": "array"}}}
+
+    def todo(args: dict[str, Any], ctx: ToolContext) -> str:
+        ctx.extra["todos"] = args["todos"]
+        return "ok"
+
+    reg = echo_registry()
+    reg.add(FunctionTool("todo_write", "todos", todos_schema, todo, read_only=True))
+    plan = '{"todos": [{"content": "fix it", "status": "in_progress"}]}'
+    script = [calls(("todo_write", plan))]
+    script += [calls(("echo", '{"x":"same"}')) for _ in range(12)]
+    script += [calls(("todo_write", plan)), text("done")]  # an exact repeat is no progress
+    agent, prov = make_agent(script, reg)
+    run(agent)
+    tool_texts = [m.content for m in agent.session.messages() if m.role is Role.TOOL]
+    nudged = [i for i, t in enumerate(tool_texts) if "did not move your todo list" in t]
+    assert nudged == [8]  # once: the 8th stale round after the plan was written
