@@ -10,6 +10,7 @@ redirect on a loopback port and reports where the credentials were saved.
 from __future__ import annotations
 
 import sys
+import threading
 import webbrowser
 from collections.abc import Callable
 from pathlib import Path
@@ -37,14 +38,20 @@ def _find(name: str, cwd: Path) -> McpServerConfig:
     raise ConfigError(f"no MCP server named {name!r} (configured: {known})")
 
 
+def _open_quietly(url: str) -> None:
+    try:
+        webbrowser.open(url)
+    except Exception:  # noqa: BLE001 — no browser is fine: the URL is printed
+        pass
+
+
 def _browser_opener(out: TextIO, name: str, open_browser: bool) -> Callable[[str], None]:
     def open_url(url: str) -> None:
         print(f"Authorize Reasonix for MCP server {name!r} by opening:\n\n  {url}\n", file=out)
         if open_browser:
-            try:
-                webbrowser.open(url)
-            except Exception:  # noqa: BLE001 — no browser is fine: the URL is printed
-                pass
+            # On a thread: some browsers (a BROWSER command, a text browser)
+            # block until they exit, and the redirect needs our listener running.
+            threading.Thread(target=_open_quietly, args=(url,), daemon=True).start()
         print("Waiting for the browser to finish (Ctrl-C to give up) …", file=out, flush=True)
 
     return open_url

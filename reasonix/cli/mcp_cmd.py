@@ -9,8 +9,8 @@
 * ``remove NAME [--global]`` deletes the declaration from the file it is
   effective from (MCP-22), or from the global config; a lower-priority
   declaration of the same name then shows through, and the command says so.
-* ``auth`` / ``logout`` run or forget the OAuth authorization (D12) once the
-  OAuth module exists; until then they say "not implemented yet".
+* ``auth`` / ``logout`` run or forget the OAuth authorization (D12), in
+  :mod:`reasonix.cli.mcp_auth`.
 
 The text edits keep every other byte of the file (comments included); an edit
 that would leave the file unparsable is refused and the file left as it was.
@@ -307,32 +307,8 @@ def _prune_oauth(servers: dict[str, Any]) -> None:
 
 
 def _oauth(action: str, name: str) -> int:
-    from reasonix.config import load
-    from reasonix.errors import UsageError
+    from reasonix.cli import mcp_auth
 
-    modules = _oauth_modules()
-    if modules is None:
-        print("reasonix: not implemented yet: MCP OAuth", file=sys.stderr)
-        return 2
-    flow, store = modules
     if action == "logout":
-        removed = store.delete(name)
-        print(f"forgot the OAuth credentials of {name!r}" if removed else f"{name!r} had none")
-        return 0
-    servers = {s.name: s for s in load(Path.cwd()).mcp_servers}
-    server = servers.get(name)
-    if server is None or not server.url:
-        raise UsageError(f"no HTTP MCP server named {name!r} is declared")
-
-    def open_url(url: str) -> None:
-        print(f"Open this URL to authorise {name}:\n  {url}")
-        try:
-            import webbrowser
-
-            webbrowser.open(url)
-        except Exception:  # noqa: BLE001 - the printed URL is the fallback
-            pass
-
-    flow.authorize(name, server.url, open_url=open_url)
-    print(f"authorised {name!r}")
-    return 0
+        return mcp_auth.logout(name, Path.cwd())
+    return mcp_auth.auth(name, Path.cwd())

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import io
+import os
 import stat
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -71,3 +74,38 @@ def test_auth_reports_an_unreachable_server(tmp_path: Path) -> None:
     err = io.StringIO()
     assert auth("dead", tmp_path, open_url=print, err=err) == 1
     assert "reasonix mcp auth: dead: cannot reach" in err.getvalue()
+
+
+def test_reasonix_mcp_auth_end_to_end(tmp_path: Path) -> None:
+    """The real entry point; ``BROWSER`` names a script that plays the browser."""
+    root = Path(__file__).resolve().parents[2]
+    visit = Path(__file__).resolve().parent / "oauth_server" / "visit.py"
+    with running("--public") as srv:
+        _declare(tmp_path, f'[[mcp.servers]]\nname = "notes"\nurl = "{srv.mcp_url}"\n')
+        env = {
+            **os.environ,
+            "PYTHONPATH": str(root),
+            "BROWSER": f"{sys.executable} {visit} %s",
+        }
+        done = subprocess.run(
+            [sys.executable, "-m", "reasonix", "mcp", "auth", "notes"],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert done.returncode == 0, done.stderr
+        assert "Authorize Reasonix for MCP server 'notes'" in done.stdout
+        assert "Authorized MCP server 'notes' (scopes: read write)" in done.stdout
+        assert oauth_store.load("notes", srv.mcp_url) is not None
+    done = subprocess.run(
+        [sys.executable, "-m", "reasonix", "mcp", "logout", "notes"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert not oauth_store.state_path("notes").exists()

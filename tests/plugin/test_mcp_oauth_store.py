@@ -62,7 +62,7 @@ def test_prune_store() -> None:
     oauth_store.save(_state("moved", "https://s.example/old"))
     oauth_store.save(_state("gone", "https://g.example/mcp"))
     removed = oauth_store.prune_store(
-        {"kept": "https://S.example/mcp/".rstrip("/"), "moved": "https://s.example/new", "x": "bad"}
+        {"kept": "https://S.example/mcp", "moved": "https://s.example/new", "x": "ftp://bad"}
     )
     assert sorted(removed) == ["gone", "moved"]
     assert oauth_store.load("kept", "https://s.example/mcp") is not None
@@ -75,6 +75,12 @@ def test_prune_keeps_state_when_the_effective_declaration_has_the_same_resource(
     oauth_store.save(_state("srv", "https://s.example/mcp"))
     assert oauth_store.prune_store({"srv": "https://s.example/mcp"}) == []
     assert oauth_store.prune_store({"srv": "https://s.example/other"}) == ["srv"]
+
+
+def test_prune_keeps_state_behind_an_unexpanded_url() -> None:
+    oauth_store.save(_state("srv", "https://s.example/mcp"))
+    assert oauth_store.prune_store({"srv": "${HOST}/mcp"}) == []
+    assert oauth_store.load("srv", "https://s.example/mcp") is not None
 
 
 def test_prune_without_a_store_is_a_no_op() -> None:

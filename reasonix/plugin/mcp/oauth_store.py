@@ -236,16 +236,21 @@ def prune_store(declared: Mapping[str, str]) -> list[str]:
     if not directory.is_dir():
         return []
     wanted: dict[str, str] = {}
+    unknown: set[str] = set()
     for name, url in declared.items():
-        with contextlib.suppress(PluginError):
+        try:
             wanted[name] = canonical_resource(url)
+        except PluginError:
+            # An unexpanded ``${VAR}`` URL: we cannot tell, so keep the state;
+            # load() still refuses it for any URL it was not obtained for.
+            unknown.add(name)
     removed: list[str] = []
     for path in sorted(directory.glob("*.json")):
         state = _read(path)
         keep = (
             state is not None
             and path == state_path(state.server)
-            and wanted.get(state.server) == state.resource
+            and (state.server in unknown or wanted.get(state.server) == state.resource)
         )
         if not keep:
             with contextlib.suppress(OSError):
