@@ -45,6 +45,14 @@ def test_exit_code_and_merged_streams(tmp_path: Path) -> None:
     assert run(ctx, "printf 'no newline'").content == "no newline\n[exit code 0]"
 
 
+def test_secret_env_is_not_passed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RX_TEST_KEY", "sk-secret")
+    monkeypatch.setenv("RX_TEST_OTHER", "visible")
+    ctx = ToolContext(workspace=tmp_path, extra={"secret_env": ["RX_TEST_KEY"]})
+    res = run(ctx, 'echo "[$RX_TEST_KEY][$RX_TEST_OTHER][$PAGER]"')
+    assert res.content == "[][visible][cat]\n[exit code 0]"
+
+
 def test_cwd_and_argument_errors(tmp_path: Path) -> None:
     sub = tmp_path / "sub"
     sub.mkdir()

@@ -72,6 +72,15 @@ def test_bash_output_filter(tmp_path: Path) -> None:
     assert call(bash_output, ctx, job_id=job_id).content.endswith("(no new output)")
 
 
+def test_wait_reports_jobs_that_already_finished(tmp_path: Path) -> None:
+    ctx = ToolContext(workspace=tmp_path, session_id="s-finished")
+    job_id = start(ctx, "echo quick")
+    job = jobs.get(job_id, "s-finished")
+    assert job is not None and job.wait(5)
+    assert call(wait, ctx).content == f"[{job_id}] done (exit 0)\nquick"
+    assert call(wait, ctx).content == "No background jobs to wait for."
+
+
 def test_kill_takes_the_whole_group(tmp_path: Path) -> None:
     ctx = ToolContext(workspace=tmp_path, session_id="s-kill")
     res = call(bash, ctx, command="sleep 100 & echo $!; sleep 100", run_in_background=True)

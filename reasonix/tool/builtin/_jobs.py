@@ -35,6 +35,7 @@ class Job:
     status: str = "running"  # running | done | failed | killed
     exit_code: int | None = None
     pid: int = 0
+    reported: bool = False  # the final status has been shown to the model
     _buf: bytearray = field(default_factory=bytearray, repr=False)
     _dropped: int = 0
     _cancel: Cancel = field(default_factory=Cancel, repr=False)
@@ -70,7 +71,12 @@ class Job:
         return self._done.wait(timeout)
 
     def status_line(self) -> str:
-        """e.g. ``running`` / ``done (exit 0)`` / ``failed (exit 2)`` / ``killed``."""
+        """e.g. ``running`` / ``done (exit 0)`` / ``failed (exit 2)`` / ``killed``.
+
+        Reading the status of a finished job marks it reported.
+        """
+        if self.finished:
+            self.reported = True
         if self.status in ("done", "failed") and self.exit_code is not None:
             return f"{self.status} (exit {self.exit_code})"
         return self.status

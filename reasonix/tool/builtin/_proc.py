@@ -19,6 +19,7 @@ import re
 import selectors
 import signal
 import subprocess
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -207,6 +208,8 @@ def run_command(
     process tree. ``command_text`` is the shell source, used only to notice
     deliberate detaching (then stragglers survive the shell's exit).
     """
+    if not hasattr(os, "killpg"):
+        return _run_threaded(argv, cwd, env, sink, cancel, timeout, on_start)
     proc = spawn(argv, cwd, env)
     if on_start is not None:
         on_start(proc)
@@ -266,6 +269,72 @@ def run_command(
         proc.wait()
     if kill_at is not None:
         tree.finish(max(0.0, kill_at - time.monotonic()))
+    if not (outcome.timed_out or outcome.cancelled):
+        outcome.exit_code = proc.returncode
+    return outcome
+
+
+def _run_threaded(
+    argv: list[str],
+    cwd: str,
+    env: dict[str, str],
+    sink: Callable[[bytes], None],
+    cancel: Cancel,
+    timeout: float | None,
+    on_start: Callable[[subprocess.Popen[bytes]], None] | None,
+) -> RunOutcome:
+    """Windows: no process groups and no pipe polling; a reader thread and taskkill /T."""
+    proc = subprocess.Popen(
+        argv,
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        creationflags=getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0),
+    )
+    if on_start is not None:
+        on_start(proc)
+    out = proc.stdout
+    assert out is not None
+    outcome = RunOutcome(exit_code=None, pid=proc.pid)
+
+    def pump() -> None:
+        while chunk := os.read(out.fileno(), 65536):
+            sink(chunk)
+
+    def kill_tree() -> None:
+        try:
+            subprocess.run(
+                ["taskkill", "/T", "/F", "/PID", str(proc.pid)],
+                capture_output=True,
+                timeout=KILL_GRACE_SECONDS * 5,
+                check=False,
+            )
+        except (OSError, subprocess.SubprocessError):
+            proc.kill()
+
+    reader = threading.Thread(target=pump, daemon=True)
+    reader.start()
+    deadline = time.monotonic() + timeout if timeout else None
+    unregister = cancel.on_cancel(kill_tree)
+    try:
+        while proc.poll() is None:
+            if cancel.cancelled or (deadline is not None and time.monotonic() >= deadline):
+                outcome.cancelled = cancel.cancelled
+                outcome.timed_out = not cancel.cancelled
+                kill_tree()
+                break
+            try:
+                proc.wait(POLL_SECONDS)
+            except subprocess.TimeoutExpired:
+                pass
+    finally:
+        unregister()
+    proc.wait()
+    reader.join(KILL_GRACE_SECONDS + DRAIN_SECONDS)
+    if not reader.is_alive():
+        out.close()
     if not (outcome.timed_out or outcome.cancelled):
         outcome.exit_code = proc.returncode
     return outcome

@@ -116,6 +116,10 @@ def prepare(command: str, ctx: ToolContext) -> tuple[list[str], str, dict[str, s
     env = dict(os.environ)
     # stdin is /dev/null: a pager or a credential prompt would only hang or fail.
     env.update({"PAGER": "cat", "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0"})
+    # Provider keys are the caller's secrets, not the command's: a model that runs
+    # `env` must not be able to read them back (names passed by the agent layer).
+    for name in ctx.extra.get("secret_env", ()):
+        env.pop(str(name), None)
     argv = [shell, "-c", command]
     if isinstance(ctx.sandbox, SandboxSettings):
         try:

@@ -15,8 +15,9 @@ __all__ = ["TOOL", "wait"]
 DESCRIPTION = (
     "Block until background jobs finish, then return each job's status and its output not "
     "yet read. Use to collect the result of a bash(run_in_background=true) command before "
-    "continuing. Omit job_ids to wait for every running job; set timeout_seconds to return "
-    "the current progress after that long instead of waiting for the end."
+    "continuing. Omit job_ids to wait for every running job (and report jobs that finished "
+    "since you last looked); set timeout_seconds to return the current progress after that "
+    "long instead of waiting for the end."
 )
 
 SCHEMA: dict[str, Any] = {
@@ -50,7 +51,8 @@ def wait(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
                 raise ToolError(f"no background job {job_id!r}")
             selected.append(job)
     else:
-        selected = [j for j in jobs.list(ctx.session_id) if not j.finished]
+        # Running jobs, plus finished ones whose end the model has not seen yet.
+        selected = [j for j in jobs.list(ctx.session_id) if not j.reported]
     if not selected:
         return ToolResult("No background jobs to wait for.")
     timeout = args.get("timeout_seconds")
