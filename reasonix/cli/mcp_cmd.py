@@ -59,9 +59,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
     rm = sub.add_parser("remove", help="delete a declaration")
     rm.add_argument("name", metavar="NAME")
     rm.add_argument("--global", dest="global_", action="store_true", help="<home>/config.toml")
-    for verb, text in (("auth", "authorise with OAuth"), ("logout", "forget OAuth credentials")):
-        p = sub.add_parser(verb, help=text)
-        p.add_argument("name", metavar="SERVER")
+    auth = sub.add_parser("auth", help="authorise with OAuth (opens a browser)")
+    auth.add_argument("name", metavar="SERVER")
+    auth.add_argument("--client-id", default="", help="a client registered by hand")
+    auth.add_argument("--client-secret", default="", help="its secret, if it has one")
+    logout = sub.add_parser("logout", help="forget the OAuth credentials")
+    logout.add_argument("name", metavar="SERVER")
 
 
 def execute(args: argparse.Namespace) -> int:
@@ -74,7 +77,7 @@ def execute(args: argparse.Namespace) -> int:
     if action == "remove":
         return _remove(args)
     if action in ("auth", "logout"):
-        return _oauth(action, args.name)
+        return _oauth(action, args)
     print("usage: reasonix mcp list|add|remove|auth|logout …", file=sys.stderr)
     return 2
 
@@ -287,28 +290,30 @@ def _remove(args: argparse.Namespace) -> int:
 
 
 # -- OAuth ---------------------------------------------------------------------------
-def _oauth_modules() -> tuple[Any, Any] | None:
-    # The OAuth helper's modules may not have landed yet; import them only by name.
+def _optional(module: str) -> Any:
+    # The OAuth modules are another helper's; until they land, import them by
+    # name only and report "not implemented yet".
     try:
-        return (
-            importlib.import_module("reasonix.plugin.mcp.oauth_flow"),
-            importlib.import_module("reasonix.plugin.mcp.oauth_store"),
-        )
+        return importlib.import_module(module)
     except ImportError:
         return None
 
 
 def _prune_oauth(servers: dict[str, Any]) -> None:
-    modules = _oauth_modules()
-    if modules is not None:
+    store = _optional("reasonix.plugin.mcp.oauth_store")
+    if store is not None:
         # MCP-8: a removed declaration takes its OAuth state along, unless the
         # declaration now in effect points at the same resource.
-        modules[1].prune_store({n: s.url for n, s in servers.items() if s.url})
+        store.prune_store({n: s.url for n, s in servers.items() if s.url})
 
 
-def _oauth(action: str, name: str) -> int:
-    from reasonix.cli import mcp_auth
-
+def _oauth(action: str, args: argparse.Namespace) -> int:
+    flow = _optional("reasonix.cli.mcp_auth")
+    if flow is None:
+        print("reasonix: not implemented yet: MCP OAuth", file=sys.stderr)
+        return 2
     if action == "logout":
-        return mcp_auth.logout(name, Path.cwd())
-    return mcp_auth.auth(name, Path.cwd())
+        return int(flow.logout(args.name, Path.cwd()))
+    return int(
+        flow.auth(args.name, Path.cwd(), client_id=args.client_id, client_secret=args.client_secret)
+    )
