@@ -14,7 +14,7 @@ byte-for-byte extension of the previous one.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Generator, Iterator
+from collections.abc import Generator, Iterator
 
 from reasonix.cancel import Cancel
 from reasonix.errors import Cancelled, ProviderAPIError, ProviderError, ReasonixError
@@ -22,6 +22,7 @@ from reasonix.provider import Provider
 from reasonix.provider.types import Message, Request, Role, ToolCall, ToolSchema, Usage
 from reasonix.tool import Registry, ToolContext
 
+from .budget import OutputBudget
 from .events import Done, Error, Event, Notice, StepStart
 from .execute import EventApprover, run_in_worker
 from .nudge import ProgressWatch
@@ -62,20 +63,17 @@ class Agent:
         effort: str = "",
         instructions: str = "",
         context: ContextLike | None = None,
-        budget: Callable[[Callable[[], int]], int | None] | None = None,
+        budget: OutputBudget | None = None,
     ) -> None:
         self.provider, self.registry, self.session = provider, registry, session
         self.model, self.system, self.tool_ctx = model, system, tool_ctx
         self.gate, self.approver = gate, approver
         self.max_steps = max_steps if max_steps > 0 else AUTO_MAX_STEPS
-        self.temperature, self.effort = temperature, effort
-        self.instructions = instructions
-        self.context = context  # compaction: the request's messages are its projection
-        self.budget = budget  # (lazy prompt estimate) -> max_tokens wire value; None = omit
+        self.temperature, self.effort, self.instructions = temperature, effort, instructions
+        self.context, self.budget = context, budget  # compaction projection; max_tokens rules
         self.tools = [ToolSchema(**s) for s in registry.schemas()]  # frozen for the session
         self.telemetry = Telemetry()
-        self.history = session.messages()
-        self._watch = ProgressWatch()
+        self.history, self._watch = session.messages(), ProgressWatch()
         self._close_dangling_calls()
 
     # -- transcript -------------------------------------------------------------
@@ -139,14 +137,9 @@ class Agent:
         if self.context is not None:  # the projection: checkpoints applied, maybe compacted
             messages = self.context.prepare(cancel)
             yield from self._compaction_notice()
+        max_tokens = self.budget.max_tokens(self._prompt_tokens) if self.budget else None
         return Request(
-            model=self.model,
-            messages=messages,
-            system=self.system,
-            tools=self.tools,
-            temperature=self.temperature,
-            max_tokens=self.budget(self._prompt_tokens) if self.budget is not None else None,
-            effort=self.effort,
+            self.model, messages, self.system, self.tools, self.temperature, max_tokens, self.effort
         )
 
     def _prompt_tokens(self) -> int:
@@ -176,6 +169,9 @@ class Agent:
                     self._append(err.partial)
                 raise
             except ProviderAPIError as err:
+                if self.budget is not None and self.budget.learn(err):  # D10: a 400 named the limit
+                    request.max_tokens = self.budget.max_tokens(self._prompt_tokens)
+                    continue
                 if self.context is None or not err.is_context_overflow:
                     raise
                 request.messages = self.context.on_overflow(cancel)  # one summary, one retry

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from reasonix.agent.budget import OutputBudget
 from reasonix.agent.execute import EventApprover
 from reasonix.agent.instructions import instruction_block, load_instructions
 from reasonix.agent.loop import Agent
@@ -334,24 +335,17 @@ def _context(
     )
 
 
-def _budget(resolved: ResolvedModel) -> Callable[[Callable[[], int]], int | None]:
-    """(lazy prompt estimate) -> the request's max_tokens wire value (PROV-11…15)."""
+def _budget(resolved: ResolvedModel) -> OutputBudget:
+    """The session's output budget (PROV-11…15, D10)."""
     from reasonix.provider.base import host_of
-    from reasonix.provider.budget import DEEPSEEK_HOST, resolve_max_tokens
 
     p, model = resolved.provider, resolved.model
-    host = host_of(p.request_url or p.chat_url or p.base_url)
-    setting, window = p.max_output_tokens_for(model), p.context_window_for(model)
-
-    def budget(prompt_tokens: Callable[[], int]) -> int | None:
-        # Only a shared window (official DeepSeek) needs the prompt size; estimating
-        # it costs a pass over the whole request, so skip it everywhere else.
-        prompt = prompt_tokens() if host == DEEPSEEK_HOST else 0
-        return resolve_max_tokens(
-            setting, kind=p.kind, host=host, context_window=window, prompt_tokens=prompt
-        )
-
-    return budget
+    return OutputBudget(
+        p.max_output_tokens_for(model),
+        kind=p.kind,
+        host=host_of(p.request_url or p.chat_url or p.base_url),
+        context_window=p.context_window_for(model),
+    )
 
 
 def _start_plugins(
