@@ -41,12 +41,21 @@ ESCAPES = [
 
 ArgsFor = Callable[[str], dict[str, Any]]
 
+
+def _move_from(path: str) -> dict[str, Any]:
+    return {"source_path": path, "destination_path": "moved.py"}
+
+
+def _move_to(path: str) -> dict[str, Any]:
+    return {"source_path": "mine.py", "destination_path": path}
+
+
 WRITERS: list[tuple[FunctionTool, ArgsFor]] = [
     (write_file.TOOL, lambda p: {"path": p, "content": "pwned"}),
     (edit_file.TOOL, lambda p: {"path": p, "old_string": "x = 1", "new_string": "x = 2"}),
     (multi_edit.TOOL, lambda p: {"path": p, "edits": [{"old_string": "x", "new_string": "y"}]}),
-    (move_file.TOOL, lambda p: {"source_path": p, "destination_path": "moved.py"}),
-    (move_file.TOOL, lambda p: {"source_path": "mine.py", "destination_path": p}),
+    (move_file.TOOL, _move_from),
+    (move_file.TOOL, _move_to),
     (delete_range.TOOL, lambda p: {"path": p, "start_anchor": "BEGIN", "end_anchor": "END"}),
     (delete_symbol.TOOL, lambda p: {"path": p, "name": "x"}),
     (notebook_edit.TOOL, lambda p: {"path": p, "cell_number": 0, "new_source": "x"}),
@@ -108,7 +117,8 @@ def test_read_file_honours_forbid_read(tree: dict[str, Path], raw: str) -> None:
     assert "x = 1" not in res.content
 
 
-EDITORS = [w for w in WRITERS if w[0] not in (write_file.TOOL, move_file.TOOL)]
+# Editors show content back; move_file's source could be moved somewhere readable.
+EDITORS = [w for w in WRITERS if w[0] is not write_file.TOOL and w[1] is not _move_to]
 
 
 @pytest.mark.parametrize(("tool", "args_for"), EDITORS, ids=lambda v: getattr(v, "name", ""))

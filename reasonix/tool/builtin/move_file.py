@@ -10,7 +10,7 @@ from typing import Any
 from reasonix.errors import ToolError
 from reasonix.tool import ToolContext, ToolResult, register_builtin
 from reasonix.tool.base import FunctionTool
-from reasonix.tool.paths import display_path, resolve_write
+from reasonix.tool.paths import display_path, resolve_read, resolve_write
 
 __all__ = ["TOOL"]
 
@@ -36,6 +36,8 @@ SCHEMA: dict[str, Any] = {
 
 def _move(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     src = resolve_write(ctx, args["source_path"])
+    # Moving a forbidden file somewhere readable would launder it past forbid_read.
+    resolve_read(ctx, args["source_path"])
     dst = resolve_write(ctx, args["destination_path"])
     src_shown, dst_shown = display_path(ctx, src), display_path(ctx, dst)
     if not src.exists():
