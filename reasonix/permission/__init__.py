@@ -18,6 +18,7 @@ from reasonix.permission.approval import (
     Approver,
     Gate,
     GateOutcome,
+    build_gate,
     parse_allowed_tools,
 )
 from reasonix.permission.bash import BashAnalysis, Kind, Segment, analyze
@@ -45,6 +46,7 @@ __all__ = [
     "Segment",
     "Verdict",
     "analyze",
+    "build_gate",
     "parse_allowed_tools",
     "parse_mode",
     "parse_rule",

@@ -12,13 +12,15 @@ read and the user can act on. Session grants live in memory only (D3).
 from __future__ import annotations
 
 import enum
+import os
 import shlex
+import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from reasonix.errors import ConfigError, ReasonixError
-from reasonix.permission.modes import Decision
+from reasonix.permission.modes import Decision, Mode
 from reasonix.permission.policy import Policy, Verdict, conservative_prefix_rule
 from reasonix.permission.rules import parse_rule
 
@@ -28,6 +30,8 @@ __all__ = [
     "Approver",
     "Gate",
     "GateOutcome",
+    "build_gate",
+    "headless_message",
     "parse_allowed_tools",
     "summarize_call",
 ]
@@ -84,6 +88,8 @@ class Gate:
     approver: Approver | None = None
     persist: Callable[[str], None] | None = None
     session_rules: list[str] = field(default_factory=list)
+    # Tool workers may call check() concurrently; prompts and grants are serialised.
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     @property
     def headless(self) -> bool:
@@ -106,7 +112,14 @@ class Gate:
             return GateOutcome(False, f"denied: {verdict.reason}", Decision.DENY)
         if self.approver is None:
             return GateOutcome(False, headless_message(verdict), Decision.ASK)
-        return self._ask(tool_name, args, verdict)
+        with self._lock:
+            # Re-evaluate: a grant made while we waited for the lock may cover this call.
+            verdict = self.policy.evaluate(tool_name, read_only, args)
+            if verdict.decision is not Decision.ASK:
+                return GateOutcome(
+                    verdict.decision is Decision.ALLOW, verdict.reason, verdict.decision
+                )
+            return self._ask(tool_name, args, verdict)
 
     def _ask(self, tool_name: str, args: dict[str, Any], verdict: Verdict) -> GateOutcome:
         assert self.approver is not None
@@ -144,6 +157,40 @@ class Gate:
             note = f"approved for this session; saving {rule!r} failed: {exc}"
             return GateOutcome(True, note, Decision.ASK, rule)
         return GateOutcome(True, f"approved and saved: {rule}", Decision.ASK, rule)
+
+
+def build_gate(
+    *,
+    mode: str | Mode = Mode.ASK,
+    allow: Iterable[str] = (),
+    ask: Iterable[str] = (),
+    deny: Iterable[str] = (),
+    allow_dynamic_bash: bool = False,
+    workspace: str | os.PathLike[str] | None = None,
+    allowed_tools: Iterable[str] = (),
+    permission_mode: str | None = None,
+    auto: bool = False,
+    yolo: bool = False,
+    approver: Approver | None = None,
+    persist: Callable[[str], None] | None = None,
+) -> Gate:
+    """A Gate from ``[permissions]`` values plus the run flags.
+
+    Posture: ``--yolo`` > ``--permission-mode`` > ``-y/--auto`` > config ``mode``.
+    ``allowed_tools`` are the raw ``--allowed-tools`` values (session allow rules).
+    """
+    chosen: str | Mode = mode
+    if yolo:
+        chosen = Mode.BYPASS
+    elif permission_mode:
+        chosen = permission_mode
+    elif auto:
+        chosen = Mode.AUTO
+    policy = Policy(chosen, allow, ask, deny, allow_dynamic_bash, workspace)
+    extra = parse_allowed_tools(allowed_tools)
+    if extra:
+        policy = policy.with_allow(extra)
+    return Gate(policy, approver, persist)
 
 
 def headless_message(verdict: Verdict) -> str:

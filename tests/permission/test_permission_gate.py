@@ -10,7 +10,9 @@ from reasonix.permission import (
     ApprovalRequest,
     Decision,
     Gate,
+    Mode,
     Policy,
+    build_gate,
     parse_allowed_tools,
 )
 
@@ -153,3 +155,39 @@ def test_allowed_tools_are_session_allows_and_deny_still_wins() -> None:
 def test_allowed_tools_rejects_malformed_rules() -> None:
     with pytest.raises(ConfigError, match="--allowed-tools"):
         parse_allowed_tools(["Edit()"])
+
+
+def test_build_gate_from_config_and_flags() -> None:
+    allow, deny = ["Bash(git status:*)"], ["Bash(rm:*)"]
+    gate = build_gate(mode="ask", allow=allow, deny=deny, allowed_tools=["Bash(make:*)"])
+    assert gate.headless
+    assert gate.check("bash", False, {"command": "make all"}).allowed
+    assert not gate.check("bash", False, {"command": "npm test"}).allowed
+    auto = build_gate(mode="ask", auto=True, allow=allow, deny=deny)
+    assert auto.policy.mode is Mode.AUTO
+    assert auto.check("bash", False, {"command": "npm test"}).allowed
+    yolo = build_gate(mode="ask", yolo=True, permission_mode="plan", deny=deny)
+    assert yolo.policy.mode is Mode.BYPASS
+    assert not yolo.check("bash", False, {"command": "rm x"}).allowed
+    plan = build_gate(mode="auto", permission_mode="plan", auto=True)
+    assert plan.policy.mode is Mode.PLAN
+
+
+def test_concurrent_checks_prompt_once_for_the_same_grant() -> None:
+    import threading
+
+    approver = Scripted(*[ApprovalChoice.SESSION] * 8)
+    gate = Gate(Policy("ask"), approver)
+    results: list[bool] = []
+    threads = [
+        threading.Thread(
+            target=lambda: results.append(gate.check("bash", False, {"command": "make"}).allowed)
+        )
+        for _ in range(8)
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert results == [True] * 8
+    assert len(approver.seen) == 1
