@@ -125,7 +125,13 @@ class Request:
 
 @dataclass
 class Usage:
-    """Token accounting for one model call."""
+    """Token accounting for one model call, normalised across wire formats.
+
+    ``input_tokens`` is the whole prompt, cached parts included (Anthropic's
+    separate counters are summed); ``cache_read_tokens`` and
+    ``cache_write_tokens`` are parts of it; ``reasoning_tokens`` is part of
+    ``output_tokens``.
+    """
 
     input_tokens: int = 0
     output_tokens: int = 0
@@ -160,6 +166,12 @@ class Chunk:
     Exactly one payload is meaningful per kind: ``text`` for TEXT/REASONING,
     ``tool_call`` (always complete) for TOOL_CALL, ``usage`` for USAGE,
     ``finish_reason`` and ``reasoning_meta`` for DONE, ``error`` for ERROR.
+
+    ``finish_reason`` is normalised to ``stop``, ``tool_calls``, ``length`` or
+    ``content_filter`` where the vendor's value maps. ``reasoning_meta`` holds
+    replay data keyed by kind (``"anthropic"``, ``"responses"``) for the caller
+    to store in the assistant ``Message.reasoning_meta``. The built-in kinds
+    raise typed errors from the iterator instead of yielding ERROR chunks.
     """
 
     kind: ChunkKind
