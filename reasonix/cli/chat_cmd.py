@@ -100,6 +100,8 @@ def _banner(setup: RunSetup) -> None:
     state = "resumed" if setup.resumed else "new"
     print(f"reasonix · {setup.resolved.ref} · {setup.workspace}")
     print(f"{state} session {setup.session.id} · /help for commands, Ctrl-D to leave")
+    for note in setup.notices:
+        print(f"[{note}]")
 
 
 class _TurnInterrupts:

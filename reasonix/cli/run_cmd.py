@@ -90,6 +90,9 @@ def execute(args: argparse.Namespace) -> int:
         setup = build(args, interactive=False)
         telemetry, price = setup.agent.telemetry, setup.price
         outcome.session_id, outcome.model = setup.session.id, setup.resolved.ref
+        if fmt == "text" and not args.print_prompt:
+            for note in setup.notices:
+                sys.stderr.write(f"reasonix: {note}\n")
         start = {"event": "run_start", "session_id": setup.session.id, "resumed": setup.resumed}
         log.write({**start, "model": setup.resolved.ref})
         _drive(setup, prompt, args, fmt, outcome, log)

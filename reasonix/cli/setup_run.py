@@ -86,6 +86,7 @@ class RunSetup:
     closers: list[Callable[[], None]] = field(default_factory=list)
     make_agent: Callable[[Session], Agent] | None = None
     meta: dict[str, Any] = field(default_factory=dict)
+    notices: list[str] = field(default_factory=list)  # config warnings, skipped plugins
 
     def new_session(self) -> None:
         """Close the current session and start a fresh one with the same setup (``/new``)."""
@@ -282,11 +283,12 @@ def build(args: argparse.Namespace, *, interactive: bool) -> RunSetup:
     meta = {"system": system_prompt(workspace, add_dirs), "model": resolved.ref}
     session, resumed = _session(args, workspace, meta)
     closers: list[Callable[[], None]] = []
+    notices: list[str] = list(cfg.warnings)
     try:
         approver = EventApprover()
         gate = _gate(cfg, args, approver if interactive else None, workspace)
         ctx = _tool_context(cfg, workspace, session, headless=not interactive)
-        closers += _start_plugins(cfg, registry, ctx, workspace)
+        closers += _start_plugins(cfg, registry, Path(ctx.workspace), notices)
         instructions = instruction_block(load_instructions(paths.home_dir(), workspace, Path.cwd()))
 
         def make_agent(s: Session) -> Agent:
@@ -317,7 +319,7 @@ def build(args: argparse.Namespace, *, interactive: bool) -> RunSetup:
         raise
     return RunSetup(
         cfg, resolved, workspace, session, agent, approver, _price(resolved), ablate, resumed,
-        closers, make_agent, meta,
+        closers, make_agent, meta, notices,
     )  # fmt: skip
 
 
@@ -349,21 +351,39 @@ def _budget(resolved: ResolvedModel) -> OutputBudget:
 
 
 def _start_plugins(
-    cfg: Config, registry: Registry, ctx: ToolContext, workspace: Path
+    cfg: Config, registry: Registry, workspace: Path, notices: list[str]
 ) -> list[Callable[[], None]]:
-    """Start configured MCP servers and add their tools; returns shutdown callbacks."""
-    if not cfg.mcp_servers:
+    """Start the configured MCP servers and add their tools; returns shutdown callbacks.
+
+    Waits at most 3 s for servers (D21); slower ones stay reachable through the
+    ``use_capability`` proxy, so the tool list never changes mid-session.
+    """
+    if not any(s.enabled for s in cfg.mcp_servers):
         return []
+    from reasonix.config.expand import chain_lookup, environ_lookup
+    from reasonix.plugin.mcp import McpManager
+    from reasonix.plugin.mcp.oauth import auth_for, prune_store
+
+    with contextlib.suppress(Exception):  # stale OAuth state is only tidied, never fatal
+        prune_store({s.name: s.url for s in cfg.mcp_servers if s.url})
+    mgr = McpManager(
+        cfg.mcp_servers,
+        workspace=workspace,
+        env_lookup=chain_lookup(cfg.project_env, environ_lookup),
+        startup_timeout=cfg.tools.mcp_startup_timeout_seconds,
+        call_timeout=cfg.tools.mcp_call_timeout_seconds,
+        auth_for=auth_for,
+    )
     try:
-        mcp = importlib.import_module("reasonix.plugin.mcp.host")
-    except ImportError:
-        return []
-    start = getattr(mcp, "attach", None)
-    if start is None:
-        return []
-    host = start(cfg, registry, workspace=workspace)
-    close = getattr(host, "close", None)
-    return [close] if callable(close) else []
+        mgr.start()
+        mgr.wait_ready()
+        for tool in mgr.tools():
+            registry.add(tool)
+    except BaseException:
+        mgr.close()
+        raise
+    notices.extend(mgr.drain_notices())
+    return [mgr.close]
 
 
 def read_prompt(positional: str | None) -> str:

@@ -175,3 +175,29 @@ def test_usage_errors_exit_2(tmp_path: Path) -> None:
     assert proc.returncode == 2 and result(proc)["is_error"] is True
     no_prompt = run(ws, env, "run", "--json", stdin="")
     assert no_prompt.returncode == 2
+
+
+def test_mcp_server_tools_reach_the_model(tmp_path: Path) -> None:
+    try:
+        import mcp  # noqa: F401
+    except ImportError:
+        import pytest
+
+        pytest.skip("the mcp SDK is not installed (.venv/bin/pip install mcp)")
+    server = ROOT / "tests" / "plugin" / "servers" / "sdk_server.py"
+    script = [
+        Turn.tools([ToolSpec("mcp__sdk__echo", '{"text": "over mcp"}')]),
+        Turn.text_only("echoed"),
+    ]
+    with FakeServer("openai", script) as srv:
+        ws, env = project(tmp_path, srv.url)
+        with (ws / "reasonix.toml").open("a") as fh:
+            fh.write(
+                f'\n[[mcp.servers]]\nname = "sdk"\ncommand = "{sys.executable}"\n'
+                f'args = ["{server}", "stdio"]\n'
+            )
+        proc = run(ws, env, "run", "--output-format", "stream-json", "use mcp")
+        tools = [t["function"]["name"] for t in srv.requests[0].json["tools"]]
+    assert "mcp__sdk__echo" in tools and "use_capability" in tools
+    end = next(json.loads(x) for x in proc.stdout.splitlines() if '"tool_end"' in x)
+    assert "echo: over mcp" in end["content"] and not end["is_error"], end
