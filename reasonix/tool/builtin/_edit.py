@@ -14,7 +14,7 @@ import re
 from reasonix.errors import ToolError
 from reasonix.tool.builtin._files import TextFile
 
-__all__ = ["apply_edit", "changed_line_span", "snippet"]
+__all__ = ["apply_edit", "changed_line_span", "line_span", "snippet"]
 
 _MAX_HINTS = 3
 
@@ -130,3 +130,8 @@ def snippet(text: str, start: int, end: int, context: int = 2, max_lines: int = 
     lo = max(1, start - context)
     hi = min(len(lines), end + context, lo + max_lines - 1)
     return "\n".join(f"{n:>6}\t{lines[n - 1]}" for n in range(lo, hi + 1))
+
+
+def line_span(first: int, last: int) -> str:
+    """``line 6`` or ``lines 6-9``."""
+    return f"line {first}" if first == last else f"lines {first}-{last}"

@@ -6,7 +6,7 @@ from typing import Any
 
 from reasonix.tool import ToolContext, ToolResult, register_builtin
 from reasonix.tool.base import FunctionTool
-from reasonix.tool.builtin._edit import apply_edit, changed_line_span, snippet
+from reasonix.tool.builtin._edit import apply_edit, changed_line_span, line_span, snippet
 from reasonix.tool.builtin._files import load_text, resolve_edit
 
 __all__ = ["TOOL"]
@@ -53,7 +53,7 @@ def _edit(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     plural = "occurrence" if count == 1 else "occurrences"
     return ToolResult(
         content=(
-            f"Edited {shown}: replaced {count} {plural} (now lines {first}-{last}).\n"
+            f"Edited {shown}: replaced {count} {plural} (now {line_span(first, last)}).\n"
             + snippet(new_text, first, last)
         ),
         metadata={"path": str(real), "replacements": count},

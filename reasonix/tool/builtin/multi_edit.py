@@ -7,7 +7,7 @@ from typing import Any
 from reasonix.errors import ToolError
 from reasonix.tool import ToolContext, ToolResult, register_builtin
 from reasonix.tool.base import FunctionTool
-from reasonix.tool.builtin._edit import apply_edit, changed_line_span, snippet
+from reasonix.tool.builtin._edit import apply_edit, changed_line_span, line_span, snippet
 from reasonix.tool.builtin._files import load_text, resolve_edit
 
 __all__ = ["TOOL"]
@@ -87,7 +87,7 @@ def _multi_edit(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     return ToolResult(
         content=(
             f"Edited {shown}: {len(steps)} edits applied ({total} replacements; "
-            f"changes span lines {first}-{last}).\n" + snippet(text, first, last, max_lines=20)
+            f"changes span {line_span(first, last)}).\n" + snippet(text, first, last, max_lines=20)
         ),
         metadata={"path": str(real), "replacements": total},
     )
