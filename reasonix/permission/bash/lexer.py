@@ -243,6 +243,8 @@ class Parser:
             self.heredocs.append((target.value, op == "<<-", target.quoted, b))
             b.flag(Kind.DYNAMIC, "heredoc")
             return
+        if target.value.startswith(("/dev/tcp/", "/dev/udp/")):
+            b.flag(Kind.DYNAMIC, f"opens a network connection via {target.value!r}")
         if target.dynamic or target.glob:
             b.flag(Kind.DYNAMIC, f"redirection target {target.source!r} is dynamic")
         if op in ("<&", ">&") and (target.value.isdigit() or target.value == "-"):
@@ -362,6 +364,8 @@ class Parser:
         elif nxt == "{":
             self.i += 2
             self.scan_braced(acc)
+            if s[start : self.i].endswith("@P}"):
+                acc.nested = True  # prompt expansion runs command substitutions in the value
         elif nxt and (nxt.isalpha() or nxt == "_"):
             self.i += 1
             while self.i < self.n and (s[self.i].isalnum() or s[self.i] == "_"):
