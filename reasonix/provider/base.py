@@ -15,7 +15,7 @@ from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 from reasonix.cancel import Cancel
-from reasonix.errors import MissingAPIKey, ProviderStreamError
+from reasonix.errors import MissingAPIKey, ProviderAPIError, ProviderStreamError
 from reasonix.provider.http import HTTPClient, StreamResponse, vendor_message
 from reasonix.provider.sse import ServerSentEvent, SSEDecoder
 from reasonix.provider.types import Chunk, Request, ToolCall
@@ -117,6 +117,25 @@ class PartialCall:
         )
 
 
+JSON_REPLY_LIMIT = 1 << 20
+
+
+def _json_instead_of_stream(resp: StreamResponse) -> ProviderAPIError:
+    # Some gateways answer 200 with a JSON error (quota, moderation) even when
+    # asked to stream; its message is worth more than "stream ended early".
+    data = b""
+    with resp:
+        for chunk in resp.chunks():
+            data += chunk
+            if len(data) > JSON_REPLY_LIMIT:
+                break
+    text = data.decode("utf-8", "replace")
+    message = vendor_message(text)
+    if '"error"' not in text:
+        message = f"expected an event stream, got a JSON body: {message}"
+    return ProviderAPIError(resp.status, message, request_id=resp.request_id, body=text)
+
+
 class SSEProvider:
     """Streaming skeleton shared by the built-in kinds.
 
@@ -167,6 +186,8 @@ class SSEProvider:
         """Send ``request``; failures before the first byte raise here (PROV-1)."""
         body = dumps(self.encode(request))
         resp = self.client.post_stream(self.url(), self.headers(), body, cancel)
+        if "json" in str(resp.headers.get("Content-Type", "")).lower():
+            raise _json_instead_of_stream(resp)
         return self._events(resp, self.folder(request))
 
     def _events(self, resp: StreamResponse, folder: Folder) -> Iterator[Chunk]:

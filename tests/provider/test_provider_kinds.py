@@ -376,3 +376,12 @@ def test_body_is_compact_json_with_stream_flag() -> None:
         body = srv.requests[0].body
     assert b": " not in body and b", " not in body
     assert json.loads(body)["stream"] is True
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_json_error_with_200_is_raised_from_stream(kind: str) -> None:
+    fault = Fault.status(200, body='{"error":{"message":"insufficient quota","type":"billing"}}')
+    with FakeServer(kind, [fault]) as srv, pytest.raises(ProviderAPIError) as ei:
+        provider(kind, srv.url).stream(request(), Cancel())
+    assert "insufficient quota" in str(ei.value)
+    assert ei.value.request_id == "req_fake_1"
