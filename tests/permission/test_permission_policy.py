@@ -291,3 +291,14 @@ def test_gitignore_double_star_matches_any_depth() -> None:
     assert p.decide("edit_file", False, {"path": "README.md"}) is A
     assert p.decide("edit_file", False, {"path": "a/b/c.md"}) is A
     assert p.decide("edit_file", False, {"path": "a/b/c.py"}) is Q
+
+
+def test_rule_warnings_are_diagnostics_not_errors() -> None:
+    from reasonix.permission.rules import rule_warnings
+
+    assert rule_warnings("Edit(docs/**)") == []
+    assert rule_warnings(" Edit(docs/**)") == ["leading or trailing whitespace"]
+    assert rule_warnings("Frobnicate") == ["unknown tool name 'Frobnicate'"]
+    assert rule_warnings("Edit(/etc/**)") == ["absolute path specifier"]
+    assert rule_warnings("Edit(../x)") == ["specifier escapes the workspace"]
+    assert rule_warnings("mcp__gh__x") == []
