@@ -1,0 +1,295 @@
+"""Searching past conversations (MEM-1) and paging full tool results (CTX-5).
+
+``history`` is a read-only tool over session transcripts: ``scope="session"``
+searches the current transcript, ``"project"`` every session of this
+workspace, ``"global"`` also every other workspace's sessions and
+``<state>/archive/``. ``operation="around"`` returns a bounded window of
+messages around a hit id (``<session-id>#<record>``). Compaction never
+deletes canonical records, so everything ever said stays findable here.
+
+:func:`tool_result_page` serves the ``session:tool_result`` capability: a
+tool message keeps its full local ``raw_content`` next to the bounded
+``content`` the provider saw, and the model may page through the full text
+on explicit request (8000 code points per page, which stays within the
+32 KiB content bound even for 4-byte characters).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from reasonix.agent.memory.bm25 import BM25Index, tokenize
+from reasonix.agent.session import read_records
+from reasonix.errors import SessionError, ToolError
+from reasonix.tool import ToolContext
+from reasonix.tool.base import FunctionTool
+
+__all__ = [
+    "PAGE_CHARS",
+    "SESSION_TOOL_RESULT",
+    "HistorySource",
+    "history_tool",
+    "session_tool_result_tool",
+    "tool_result_page",
+]
+
+PAGE_CHARS = 8000
+SESSION_TOOL_RESULT = "session:tool_result"
+_SNIPPET = 240
+_AROUND_MAX = 6
+_AROUND_CHARS = 800
+
+
+def _message_text(record: Mapping[str, Any]) -> str | None:
+    if record.get("type") != "message":
+        return None
+    msg = record.get("message")
+    if not isinstance(msg, Mapping):
+        return None
+    parts = [str(msg.get("content") or "")]
+    for call in msg.get("tool_calls") or []:
+        if isinstance(call, Mapping):
+            parts.append(f"{call.get('name', '')} {call.get('arguments', '')}")
+    return "\n".join(p for p in parts if p)
+
+
+def _read_jsonl(path: Path) -> list[dict[str, Any]]:
+    try:
+        return read_records(path)
+    except (SessionError, OSError):
+        return []  # vanished or unreadable: search what is there
+
+
+@dataclass(frozen=True)
+class _Doc:
+    session: str
+    index: int
+    role: str
+    text: str
+
+
+class HistorySource:
+    """Where ``history`` looks: the live transcript plus folders of ``*.jsonl`` files.
+
+    Parsed files are cached by (size, mtime), so repeated searches only
+    re-read transcripts that grew.
+    """
+
+    def __init__(
+        self,
+        current: Callable[[], tuple[str, Sequence[Mapping[str, Any]]]] | None = None,
+        project_dirs: Sequence[Path] = (),
+        global_dirs: Sequence[Path] = (),
+    ) -> None:
+        self.current = current
+        self.project_dirs = list(project_dirs)
+        self.global_dirs = list(global_dirs)
+        self._cache: dict[Path, tuple[tuple[int, float], list[_Doc]]] = {}
+        self._lock = threading.Lock()
+
+    @classmethod
+    def for_workspace(
+        cls,
+        workspace: Path,
+        current: Callable[[], tuple[str, Sequence[Mapping[str, Any]]]] | None = None,
+    ) -> HistorySource:
+        """The standard layout: ``<state>/sessions/<slug>``, ``<state>/sessions``, ``archive``."""
+        from reasonix.config.paths import sessions_dir, state_dir
+
+        return cls(
+            current,
+            project_dirs=[sessions_dir(workspace)],
+            global_dirs=[state_dir() / "sessions", state_dir() / "archive"],
+        )
+
+    def _file_docs(self, path: Path) -> list[_Doc]:
+        try:
+            st = path.stat()
+        except OSError:
+            return []
+        key = (st.st_size, st.st_mtime)
+        with self._lock:
+            hit = self._cache.get(path)
+            if hit and hit[0] == key:
+                return hit[1]
+        docs = _docs(path.stem, _read_jsonl(path))
+        with self._lock:
+            self._cache[path] = (key, docs)
+        return docs
+
+    def documents(self, scope: str) -> list[_Doc]:
+        """Every searchable message of ``scope`` (session | project | global)."""
+        docs: list[_Doc] = []
+        live = ""
+        if self.current is not None:
+            live, records = self.current()
+            docs.extend(_docs(live, records))
+        if scope == "session":
+            return docs
+        dirs = self.project_dirs + (self.global_dirs if scope == "global" else [])
+        seen: set[Path] = set()
+        for folder in dirs:
+            if not folder.is_dir():
+                continue
+            for path in sorted(folder.rglob("*.jsonl")):
+                real = path.resolve()
+                if real in seen or path.stem == live:
+                    continue
+                seen.add(real)
+                docs.extend(self._file_docs(path))
+        return docs
+
+    def records_of(self, session: str) -> Sequence[Mapping[str, Any]]:
+        """The records of one session by id (live one first)."""
+        if self.current is not None:
+            live, records = self.current()
+            if live == session:
+                return records
+        for folder in self.project_dirs + self.global_dirs:
+            if folder.is_dir():
+                for path in folder.rglob(f"{session}.jsonl"):
+                    return _read_jsonl(path)
+        raise ToolError(f"no session {session!r}")
+
+
+def _docs(session: str, records: Sequence[Mapping[str, Any]]) -> list[_Doc]:
+    out = []
+    for i, rec in enumerate(records):
+        text = _message_text(rec)
+        if text:
+            role = str(rec["message"].get("role", ""))
+            out.append(_Doc(session, i, role, text))
+    return out
+
+
+def _snippet(text: str, terms: set[str]) -> str:
+    flat = " ".join(text.split())
+    low = flat.lower()
+    pos = min((p for t in terms if (p := low.find(t)) >= 0), default=0)
+    start = max(0, pos - _SNIPPET // 3)
+    piece = flat[start : start + _SNIPPET]
+    return ("…" if start else "") + piece + ("…" if start + _SNIPPET < len(flat) else "")
+
+
+def history_tool(source: HistorySource) -> FunctionTool:
+    """The read-only ``history`` tool over ``source``."""
+
+    def run(args: dict[str, Any], ctx: ToolContext) -> str:
+        if args["operation"] == "around":
+            return _around(source, str(args.get("id") or ""), int(args["window"]))
+        query = str(args.get("query") or "")
+        if not query.strip():
+            raise ToolError("search needs a query")
+        docs = source.documents(str(args["scope"]))
+        index = BM25Index()
+        for i, d in enumerate(docs):
+            index.add(i, d.text)
+        terms = set(tokenize(query))
+        lines = []
+        for h in index.search(query, k=int(args["limit"])):
+            d = docs[int(str(h.key))]
+            lines.append(f"{d.session}#{d.index} [{d.role}] {_snippet(d.text, terms)}")
+        return "\n".join(lines) if lines else "(no matches)"
+
+    return FunctionTool(
+        name="history",
+        description=(
+            "Search earlier conversation history (also what compaction summarised away) with "
+            "BM25. scope: session (this one), project (this workspace), global (all, incl. "
+            "archives). operation=around with a hit id (session#record) shows nearby messages."
+        ),
+        schema={
+            "type": "object",
+            "properties": {
+                "operation": {"type": "string", "enum": ["search", "around"], "default": "search"},
+                "query": {"type": "string"},
+                "scope": {
+                    "type": "string",
+                    "enum": ["session", "project", "global"],
+                    "default": "project",
+                },
+                "id": {"type": "string"},
+                "limit": {"type": "integer", "default": 8},
+                "window": {"type": "integer", "default": 3},
+            },
+            "required": [],
+        },
+        fn=run,
+        read_only=True,
+    )
+
+
+def _around(source: HistorySource, hit: str, window: int) -> str:
+    session, sep, index_text = hit.rpartition("#")
+    if not sep or not index_text.isdigit():
+        raise ToolError("around needs an id of the form <session>#<record> from a search")
+    records = source.records_of(session)
+    center = int(index_text)
+    window = max(1, min(window, _AROUND_MAX))
+    positions = [i for i, r in enumerate(records) if _message_text(r) is not None]
+    if center not in positions:
+        raise ToolError(f"{hit} is not a message record")
+    at = positions.index(center)
+    lines = []
+    for i in positions[max(0, at - window) : at + window + 1]:
+        rec = records[i]
+        text = _message_text(rec) or ""
+        if len(text) > _AROUND_CHARS:
+            text = text[:_AROUND_CHARS] + "…"
+        mark = ">" if i == center else " "
+        lines.append(f"{mark} {session}#{i} [{rec['message'].get('role', '')}] {text}")
+    return "\n".join(lines)
+
+
+def tool_result_page(records: Sequence[Mapping[str, Any]], tool_call_id: str, page: int = 1) -> str:
+    """Page ``page`` (1-based) of the full local result of ``tool_call_id``.
+
+    Uses the record's ``raw_content`` when present (the full original),
+    otherwise its bounded ``content``. The header says how many pages exist.
+    """
+    for rec in reversed(records):
+        msg = rec.get("message") if rec.get("type") == "message" else None
+        if isinstance(msg, Mapping) and msg.get("tool_call_id") == tool_call_id:
+            full = str(rec.get("raw_content") or msg.get("content") or "")
+            pages = max(1, -(-len(full) // PAGE_CHARS))
+            if not 1 <= page <= pages:
+                raise ToolError(f"page must be between 1 and {pages}")
+            body = full[(page - 1) * PAGE_CHARS : page * PAGE_CHARS]
+            head = f"[tool result {tool_call_id}: page {page} of {pages}, {len(full)} characters]"
+            return f"{head}\n{body}"
+    raise ToolError(f"no tool result with id {tool_call_id!r} in this session")
+
+
+def session_tool_result_tool(
+    records: Callable[[], Sequence[Mapping[str, Any]]],
+) -> FunctionTool:
+    """``session:tool_result`` as a plain tool (for a registry without ``use_capability``).
+
+    The ``use_capability`` proxy can instead call :func:`tool_result_page`
+    directly under the capability name :data:`SESSION_TOOL_RESULT`.
+    """
+
+    def run(args: dict[str, Any], ctx: ToolContext) -> str:
+        return tool_result_page(records(), str(args["tool_call_id"]), int(args["page"]))
+
+    return FunctionTool(
+        name="session_tool_result",
+        description=(
+            "Read the full local text of an earlier tool result that was shortened for the "
+            "context, one page at a time. Only use it when the shortened result is not enough."
+        ),
+        schema={
+            "type": "object",
+            "properties": {
+                "tool_call_id": {"type": "string"},
+                "page": {"type": "integer", "default": 1},
+            },
+            "required": ["tool_call_id"],
+        },
+        fn=run,
+        read_only=True,
+    )
