@@ -21,6 +21,7 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff format --check reasonix tests bench scripts build_zipapp.py
 	$(VENV)/bin/ruff check reasonix tests bench scripts build_zipapp.py
 	$(VENV)/bin/mypy
+	$(PY) scripts/gen_contract.py --check
 
 fmt: $(STAMP)
 	$(VENV)/bin/ruff format reasonix tests bench scripts build_zipapp.py
