@@ -145,6 +145,9 @@ def parse_rules(text: str) -> list[_Rule]:
             negated, line = True, line[1:]
         elif line.startswith(("\\!", "\\#")):
             line = line[1:]
+        if negated and not line:
+            rules.append(_Rule(".*", True, False))  # a bare "!": ripgrep whitelists everything
+            continue
         dir_only = line.endswith("/")
         if dir_only:
             line = line.rstrip("/")
