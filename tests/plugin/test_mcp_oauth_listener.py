@@ -55,6 +55,17 @@ def test_code_arrives_after_unrelated_requests(listener: LoopbackListener) -> No
     t.join(timeout=10)
 
 
+def test_a_silent_connection_does_not_block_the_callback(listener: LoopbackListener) -> None:
+    import socket
+
+    port = int(listener.redirect_uri.split(":")[2].split("/")[0])
+    # A browser's speculative pre-connection: connected, but it never speaks.
+    with socket.create_connection(("127.0.0.1", port), timeout=5):
+        t = _visit_later(listener.redirect_uri + "?code=abc&state=s1")
+        assert listener.wait("s1", timeout=15) == "abc"
+        t.join(timeout=10)
+
+
 def test_wrong_state_is_refused(listener: LoopbackListener) -> None:
     t = _visit_later(listener.redirect_uri + "?code=abc&state=forged")
     with pytest.raises(PluginError, match="wrong state"):

@@ -67,6 +67,8 @@ AS_DOC = {
         ('Bearer error_description="say \\"hi\\", ok"', {"error_description": 'say "hi", ok'}),
         ('Basic realm="x", Bearer scope="a b", error="e"', {"scope": "a b", "error": "e"}),
         ('Bearer scope="a", Basic realm="x"', {"scope": "a"}),
+        ('Bearer, Basic realm="x"', {}),
+        ('Basic abc==, Bearer error="e"', {"error": "e"}),
         ('Bearer   scope = "a" ,  error=x', {"scope": "a", "error": "x"}),
     ],
 )
@@ -379,6 +381,7 @@ def test_tokens_from_response() -> None:
     )
     assert (t2.refresh_token, t2.scope, t2.expires_at) == ("r", "x", None)
     assert not t2.expired()
+    assert Tokens.from_response({"access_token": "a", "expires_in": "40"}, now=0).expires_at == 30
     with pytest.raises(PluginError):
         Tokens.from_response({"access_token": "a", "token_type": "mac"})
     with pytest.raises(PluginError):

@@ -162,6 +162,11 @@ def discover(
 
 
 # -- the loopback redirect listener -------------------------------------------------
+class _Server(http.server.ThreadingHTTPServer):
+    daemon_threads = True
+    block_on_close = False
+
+
 class LoopbackListener:
     """A one-shot HTTP listener on 127.0.0.1 that receives the authorization redirect.
 
@@ -172,16 +177,24 @@ class LoopbackListener:
 
     def __init__(self, port: int = 0) -> None:
         self._result: dict[str, str] | None = None
+        self._lock = threading.Lock()
         listener = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
+            # Browsers open speculative connections that never send a request;
+            # each connection gets its own thread, and a silent one ends soon.
+            timeout = 5.0
+
             def do_GET(self) -> None:
                 parts = urlsplit(self.path)
-                if parts.path != CALLBACK_PATH or listener._result is not None:
+                query = {k: v[0] for k, v in parse_qs(parts.query).items()}
+                with listener._lock:
+                    first = parts.path == CALLBACK_PATH and listener._result is None
+                    if first:
+                        listener._result = query
+                if not first:
                     self._reply(404, "Not found.")
                     return
-                query = {k: v[0] for k, v in parse_qs(parts.query).items()}
-                listener._result = query
                 ok = "code" in query and "error" not in query
                 self._reply(
                     200 if ok else 400,
@@ -203,11 +216,11 @@ class LoopbackListener:
                 pass  # library code never writes to stderr
 
         try:
-            self._server = http.server.HTTPServer(("127.0.0.1", port), Handler)
+            self._server = _Server(("127.0.0.1", port), Handler)
         except OSError:
             if port == 0:
                 raise
-            self._server = http.server.HTTPServer(("127.0.0.1", 0), Handler)
+            self._server = _Server(("127.0.0.1", 0), Handler)
         self._server.timeout = 0.2
 
     @property

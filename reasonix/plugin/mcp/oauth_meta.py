@@ -56,7 +56,7 @@ _TOKEN = r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+"
 _PARAM = re.compile(
     rf'\s*({_TOKEN})\s*=\s*(?:"((?:[^"\\]|\\.)*)"|({_TOKEN}|[A-Za-z0-9\-._~+/]+=*))\s*'
 )
-_SCHEME = re.compile(rf"\s*({_TOKEN})(?:\s+|$)")
+_SCHEME = re.compile(rf"\s*({_TOKEN})(?:\s+|$|(?=,))")
 _UNESCAPE = re.compile(r"\\(.)")
 _VERIFIER_CHARS = re.compile(r"^[A-Za-z0-9\-._~]{43,128}$")
 

@@ -79,6 +79,8 @@ class Tokens:
         if token_type.lower() != "bearer":
             raise PluginError(f"unsupported token_type {token_type!r}")
         expires_in = doc.get("expires_in")
+        if isinstance(expires_in, str) and expires_in.isdigit():
+            expires_in = int(expires_in)  # some servers send it as a string
         expires_at = None
         if isinstance(expires_in, (int, float)) and not isinstance(expires_in, bool):
             lifetime = max(0.0, float(expires_in))
