@@ -15,13 +15,13 @@ from typing import Any
 
 from reasonix.tool import ToolContext, ToolResult, register_builtin
 from reasonix.tool.base import FunctionTool
-from reasonix.tool.builtin._grep_engine import walk_files
 from reasonix.tool.builtin._search_common import (
     HEAVY_DIRS,
     Displayer,
     forbidden_filter,
     resolve_existing,
 )
+from reasonix.tool.builtin._walk import walk_files
 
 __all__ = ["TOOL", "code_index", "outline"]
 

@@ -4,19 +4,20 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from typing import Any
 
 from reasonix.errors import ToolError
 from reasonix.tool import ToolContext, ToolResult, register_builtin
 from reasonix.tool.base import FunctionTool
 from reasonix.tool.builtin._gitignore import expand_braces, glob_to_regex
-from reasonix.tool.builtin._grep_engine import walk_files
 from reasonix.tool.builtin._search_common import (
     HEAVY_DIRS,
     Displayer,
     forbidden_filter,
     resolve_existing,
 )
+from reasonix.tool.builtin._walk import walk_files
 
 __all__ = ["MAX_RESULTS", "TOOL", "glob"]
 
@@ -106,7 +107,9 @@ def glob(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     return ToolResult(text)
 
 
-def _match(root: str, rest: str, ctx: ToolContext, hidden: Any) -> list[tuple[float, str]]:
+def _match(
+    root: str, rest: str, ctx: ToolContext, hidden: Callable[[str], bool] | None
+) -> list[tuple[float, str]]:
     rx = _compile(rest)
 
     def keep(rel: str) -> bool:

@@ -15,13 +15,8 @@ from reasonix.cancel import Cancel
 from reasonix.errors import Cancelled, ToolError
 from reasonix.tool import ToolContext, ToolResult, register_builtin
 from reasonix.tool.base import FunctionTool
-from reasonix.tool.builtin._grep_engine import (
-    FileHits,
-    GrepQuery,
-    format_hits,
-    search_python,
-    search_rg,
-)
+from reasonix.tool.builtin._grep_engine import FileHits, GrepQuery, format_hits, search_python
+from reasonix.tool.builtin._grep_rg import search_rg
 from reasonix.tool.builtin._search_common import (
     FILE_TYPES,
     Displayer,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from typing import Any
 
 from reasonix.errors import Cancelled
@@ -91,7 +92,7 @@ def _walk(
     path: str,
     prefix: str,
     lines: list[str],
-    hidden: Any,
+    hidden: Callable[[str], bool] | None,
     ctx: ToolContext,
     depth: int,
 ) -> int:
