@@ -124,12 +124,15 @@ class Policy:
         hit = self._first(self.deny, tool_name, args, any_subject=True)
         if hit:
             return Verdict(Decision.DENY, f"matches deny rule {hit.text!r}")
+        if self.mode is Mode.PLAN and not read_only and tool_name.startswith("mcp__"):
+            # PERM-14: a single-model Plan keeps MCP writers blocked for the whole
+            # planning phase; built-ins and bash still go through Ask below.
+            return Verdict(Decision.DENY, "plan mode blocks MCP writer tools while planning")
         hit = self._first(self.ask, tool_name, args, any_subject=True)
         if hit:
             return self._explicit_ask(hit.text, read_only, suggestion)
-        plan_block = self.mode is Mode.PLAN and not read_only
         hit = self._first(self.allow, tool_name, args, any_subject=False)
-        if hit and not plan_block:
+        if hit:
             return Verdict(Decision.ALLOW, f"matches allow rule {hit.text!r}")
         if read_only:
             return Verdict(Decision.ALLOW, "read-only tool")
@@ -179,7 +182,8 @@ class Policy:
                 return Decision.ALLOW, "file edit allowed by mode acceptEdits"
             return Decision.ASK, "needs approval (acceptEdits covers file edits only)"
         if m is Mode.PLAN:
-            return Decision.DENY, "plan mode blocks writers until the plan is approved"
+            # Plan is a workflow, not a read-only jail (PERM-14): writers ask.
+            return Decision.ASK, "needs approval (mode plan)"
         return Decision.DENY, "not pre-approved (mode dontAsk)"
 
     def _explicit_ask(self, rule_text: str, read_only: bool, suggestion: str) -> Verdict:
@@ -188,8 +192,6 @@ class Policy:
             return Verdict(Decision.ALLOW, f"{why}; passed by mode bypassPermissions")
         if self.mode is Mode.DONT_ASK:
             return Verdict(Decision.DENY, f"{why}; mode dontAsk never prompts")
-        if self.mode is Mode.PLAN and not read_only:
-            return Verdict(Decision.DENY, "plan mode blocks writers until the plan is approved")
         return Verdict(Decision.ASK, why, explicit=True, suggested_rule=suggestion)
 
     # ---------------------------------------------------------------- bash
@@ -203,8 +205,6 @@ class Policy:
         for rule in self.ask:
             if rule.is_bash and _bash_hit(rule, literal, analysis):
                 return self._explicit_ask(rule.text, read_only, suggestion)
-        if self.mode is Mode.PLAN and not read_only:
-            return Verdict(Decision.DENY, "plan mode blocks writers until the plan is approved")
         for rule in self.allow:
             if rule.is_bash and rule.kind == "literal" and rule.specifier == literal:
                 return Verdict(Decision.ALLOW, f"matches allow rule {rule.text!r}")
