@@ -119,6 +119,14 @@ def test_huge_output_keeps_head_and_tail(tmp_path: Path) -> None:
     assert res.raw_content == expected + "[exit code 0]"
 
 
+def test_progress_streams_whole_characters(tmp_path: Path) -> None:
+    chunks: list[str] = []
+    ctx = ToolContext(workspace=tmp_path, progress=chunks.append)
+    res = run(ctx, "printf '\\xe4\\xb8'; sleep 0.2; printf '\\xad\\xe6\\x96\\x87\\n'")
+    assert res.content == "中文\n[exit code 0]"
+    assert "".join(chunks) == "中文\n" and "\ufffd" not in "".join(chunks)
+
+
 def test_no_timeout_when_zero(tmp_path: Path) -> None:
     ctx = ToolContext(workspace=tmp_path, bash_timeout=0)
     assert run(ctx, "sleep 0.2; echo done").content == "done\n[exit code 0]"

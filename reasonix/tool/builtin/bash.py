@@ -11,6 +11,7 @@ never run unconfined.
 
 from __future__ import annotations
 
+import codecs
 import os
 import shutil
 from typing import Any
@@ -152,11 +153,15 @@ def bash(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         )
     buf = OutputBuffer()
     progress = ctx.progress
+    # Chunks can split a multi-byte character; the incremental decoder holds it back.
+    decoder = codecs.getincrementaldecoder("utf-8")("replace")
 
     def sink(data: bytes) -> None:
         buf.write(data)
         if progress is not None:
-            progress(data.decode("utf-8", "replace"))
+            text = decoder.decode(data)
+            if text:
+                progress(text)
 
     timeout = ctx.bash_timeout if ctx.bash_timeout and ctx.bash_timeout > 0 else None
     try:
