@@ -226,3 +226,22 @@ def test_static_authorization_header_disables_oauth() -> None:
     assert isinstance(
         auth_for(McpServerConfig(name="x", type="sse", url="https://s/sse")), OAuthAuth
     )
+
+
+def test_a_short_lived_token_is_refreshed_before_use() -> None:
+    with running("--public", "--ttl", "2") as srv:
+        state = _authorize(srv, Browser())
+        assert state.tokens.expires_at is not None
+        time.sleep(max(0.0, state.tokens.expires_at - time.time()) + 0.1)
+        auth = OAuthAuth(NAME, srv.mcp_url)
+        client = _connect(srv.mcp_url, auth)
+        try:
+            assert client.request("tools/list")["tools"]
+        finally:
+            client.close()
+        tokens = _file()["tokens"]
+        assert isinstance(tokens, dict)
+        assert tokens["refresh_token"] != state.tokens.refresh_token
+        sent = {e["authorization"] for e in srv.log()}
+        assert f"Bearer {state.tokens.access_token}" not in sent  # never sent once due
+        assert f"Bearer {tokens['access_token']}" in sent
