@@ -16,6 +16,7 @@ import argparse
 import json
 import signal
 import sys
+import threading
 import time
 from types import FrameType
 from typing import IO, Any
@@ -58,8 +59,9 @@ class _Interrupts:
         self.previous: Any = None
 
     def __enter__(self) -> _Interrupts:
-        with_handler = signal.getsignal(signal.SIGINT) is not signal.SIG_IGN
-        if with_handler:
+        # Only the main thread may set handlers; an ignored SIGINT (nohup, `&`) stays ignored.
+        main = threading.current_thread() is threading.main_thread()
+        if main and signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
             self.previous = signal.signal(signal.SIGINT, self._handle)
         return self
 
@@ -84,8 +86,9 @@ def execute(args: argparse.Namespace) -> int:
     price: dict[str, Any] | None = None
     setup: RunSetup | None = None
     code = 1
-    log = EventLog(open(args.events_jsonl, "a", encoding="utf-8") if args.events_jsonl else None)  # noqa: SIM115
+    log = EventLog(None)
     try:
+        log = _open_log(args.events_jsonl)
         prompt = args.print_prompt or read_prompt(args.prompt)
         setup = build(args, interactive=False)
         telemetry, price = setup.agent.telemetry, setup.price
@@ -113,9 +116,21 @@ def execute(args: argparse.Namespace) -> int:
                "num_turns": outcome.num_turns, "exit_code": code})  # fmt: skip
     log.close()
     if args.metrics:
-        _write_metrics(args.metrics, result, telemetry, setup)
+        try:
+            _write_metrics(args.metrics, result, telemetry, setup)
+        except OSError as err:  # the run's result still goes out; only the file is missing
+            sys.stderr.write(f"reasonix: --metrics {args.metrics}: {err.strerror or err}\n")
     _finish(fmt, args, outcome, result, telemetry, price)
     return code
+
+
+def _open_log(path: str | None) -> EventLog:
+    if not path:
+        return EventLog(None)
+    try:
+        return EventLog(open(path, "a", encoding="utf-8"))
+    except OSError as err:
+        raise UsageError(f"--events-jsonl {path}: {err.strerror or err}") from err
 
 
 def _drive(
