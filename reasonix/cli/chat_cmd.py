@@ -24,6 +24,7 @@ from reasonix.agent.events import (
     Event,
     Notice,
     ReasoningDelta,
+    Runner,
     TextDelta,
     ToolEnd,
     ToolStart,
@@ -131,8 +132,9 @@ def _turn(setup: RunSetup, text: str) -> bool:
     cancel = Cancel()
     view = _View()
     try:
+        runner: Runner = setup.agent  # LOOP-7: the CLI sees only the Runner protocol
         with _TurnInterrupts(cancel):
-            for event in setup.agent.run(text, cancel):
+            for event in runner.run(text, cancel):
                 if isinstance(event, ApprovalRequested):
                     event.answer(_ask(event.request))
                 else:

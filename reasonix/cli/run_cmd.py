@@ -21,7 +21,16 @@ import time
 from types import FrameType
 from typing import IO, Any
 
-from reasonix.agent.events import Done, Error, Event, StepStart, TextDelta, ToolEnd, ToolStart
+from reasonix.agent.events import (
+    Done,
+    Error,
+    Event,
+    Runner,
+    StepStart,
+    TextDelta,
+    ToolEnd,
+    ToolStart,
+)
 from reasonix.agent.telemetry import Telemetry
 from reasonix.cancel import Cancel
 from reasonix.cli.output import EventLog, RunOutcome, event_json, redacted_event, result_object
@@ -148,7 +157,8 @@ def _drive(
         if getattr(args, "compact", False) and context is not None:
             done = context.compact(cancel)
             log.write({"event": "compaction", "status": done.status})
-        for event in setup.agent.run(prompt, cancel):
+        runner: Runner = setup.agent  # LOOP-7: the CLI sees only the Runner protocol
+        for event in runner.run(prompt, cancel):
             log.write(redacted_event(event))
             _collect(event, outcome)
             if fmt == "stream-json":
