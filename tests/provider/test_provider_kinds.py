@@ -219,7 +219,7 @@ def test_connection_refused_is_retried_then_a_connection_error() -> None:
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_cancel_mid_stream_stops_promptly(kind: str) -> None:
-    turn = Turn(text=" ".join(["word"] * 50), delay=0.3)
+    turn = Turn(text=" ".join(["word"] * 50), delay=0.15)
     cancel = Cancel()
     with FakeServer(kind, [turn]) as srv:
         it = provider(kind, srv.url, http=client(idle=10)).stream(request(), cancel)
