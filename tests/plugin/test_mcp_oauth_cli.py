@@ -7,10 +7,11 @@ import os
 import stat
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from oauth_server.harness import Browser, running
+from oauth_server.harness import Browser, OAuthServer, running
 
 from reasonix.cli.mcp_auth import auth, logout
 from reasonix.plugin.mcp import oauth_store
@@ -18,27 +19,34 @@ from reasonix.plugin.mcp import oauth_store
 pytestmark = pytest.mark.interop
 
 
+@pytest.fixture(scope="module")
+def srv() -> Iterator[OAuthServer]:
+    with running("--public") as server:
+        yield server
+
+
 def _declare(cwd: Path, body: str) -> None:
     (cwd / "reasonix.toml").write_text(body, encoding="utf-8")
 
 
-def test_auth_then_logout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    with running("--public") as srv:
-        monkeypatch.setenv("NOTES_HOST", srv.base)
-        _declare(
-            tmp_path, '[[mcp.servers]]\nname = "notes"\ntype = "http"\nurl = "${NOTES_HOST}/mcp"\n'
-        )
-        browser, out, err = Browser(), io.StringIO(), io.StringIO()
-        assert auth("notes", tmp_path, open_url=browser, timeout=20, out=out, err=err) == 0, (
-            err.getvalue()
-        )
-        browser.join()
-        assert "Authorized MCP server 'notes'" in out.getvalue()
-        assert browser.query()["resource"] == srv.mcp_url  # ${VAR} expanded
-        path = oauth_store.state_path("notes")
-        assert stat.S_IMODE(path.stat().st_mode) == 0o600
-        assert not path.resolve().is_relative_to(tmp_path.resolve())  # not in the workspace
-        assert oauth_store.load("notes", srv.mcp_url) is not None
+def test_auth_then_logout(
+    srv: OAuthServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("NOTES_HOST", srv.base)
+    _declare(
+        tmp_path, '[[mcp.servers]]\nname = "notes"\ntype = "http"\nurl = "${NOTES_HOST}/mcp"\n'
+    )
+    browser, out, err = Browser(), io.StringIO(), io.StringIO()
+    assert auth("notes", tmp_path, open_url=browser, timeout=20, out=out, err=err) == 0, (
+        err.getvalue()
+    )
+    browser.join()
+    assert "Authorized MCP server 'notes'" in out.getvalue()
+    assert browser.query()["resource"] == srv.mcp_url  # ${VAR} expanded
+    path = oauth_store.state_path("notes")
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert not path.resolve().is_relative_to(tmp_path.resolve())  # not in the workspace
+    assert oauth_store.load("notes", srv.mcp_url) is not None
 
     out = io.StringIO()
     assert logout("notes", tmp_path, out=out) == 0
@@ -76,29 +84,28 @@ def test_auth_reports_an_unreachable_server(tmp_path: Path) -> None:
     assert "reasonix mcp auth: dead: cannot reach" in err.getvalue()
 
 
-def test_reasonix_mcp_auth_end_to_end(tmp_path: Path) -> None:
+def test_reasonix_mcp_auth_end_to_end(srv: OAuthServer, tmp_path: Path) -> None:
     """The real entry point; ``BROWSER`` names a script that plays the browser."""
     root = Path(__file__).resolve().parents[2]
     visit = Path(__file__).resolve().parent / "oauth_server" / "visit.py"
-    with running("--public") as srv:
-        _declare(tmp_path, f'[[mcp.servers]]\nname = "notes"\nurl = "{srv.mcp_url}"\n')
-        env = {
-            **os.environ,
-            "PYTHONPATH": str(root),
-            "BROWSER": f"{sys.executable} {visit} %s",
-        }
-        done = subprocess.run(
-            [sys.executable, "-m", "reasonix", "mcp", "auth", "notes"],
-            cwd=tmp_path,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
-        assert done.returncode == 0, done.stderr
-        assert "Authorize Reasonix for MCP server 'notes'" in done.stdout
-        assert "Authorized MCP server 'notes' (scopes: read write)" in done.stdout
-        assert oauth_store.load("notes", srv.mcp_url) is not None
+    _declare(tmp_path, f'[[mcp.servers]]\nname = "notes"\nurl = "{srv.mcp_url}"\n')
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(root),
+        "BROWSER": f"{sys.executable} {visit} %s",
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "reasonix", "mcp", "auth", "notes"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "Authorize Reasonix for MCP server 'notes'" in done.stdout
+    assert "Authorized MCP server 'notes' (scopes: read write)" in done.stdout
+    assert oauth_store.load("notes", srv.mcp_url) is not None
     done = subprocess.run(
         [sys.executable, "-m", "reasonix", "mcp", "logout", "notes"],
         cwd=tmp_path,

@@ -184,37 +184,36 @@ def test_a_token_never_goes_to_another_resource(public: OAuthServer) -> None:
     assert oauth_store.load(NAME, public.mcp_url) is None
 
 
-def test_step_up_on_insufficient_scope() -> None:
-    with running("--public", "--challenge-scope", "read") as srv:
-        browser = Browser()
-        state = _authorize(srv, browser)
-        assert browser.query()["scope"] == "read"  # the challenge's scope, not all of them
-        assert state.tokens.scope == "read"
-        # Headless: the step-up is refused with advice, and remembered for `mcp auth`.
-        client = _connect(srv.mcp_url, OAuthAuth(NAME, srv.mcp_url))
-        try:
-            with pytest.raises(PluginError, match=f"needs more OAuth scope.*mcp auth {NAME}"):
-                client.request("tools/call", {"name": "write_note", "arguments": {}}, timeout=20)
-        finally:
-            client.close()
-        assert _file()["wanted_scopes"] == ["read", "write"]
-        # With a frontend that can open a browser, the step-up happens on the spot.
-        browser = Browser()
-        client = _connect(srv.mcp_url, OAuthAuth(NAME, srv.mcp_url, open_url=browser))
-        try:
-            result = client.request(
-                "tools/call", {"name": "write_note", "arguments": {}}, timeout=30
-            )
-        finally:
-            client.close()
-        browser.join()
-        assert "scopes: read write" in result["content"][0]["text"]
-        assert browser.query()["scope"] == "read write"
-        saved = oauth_store.load(NAME, srv.mcp_url)
-        assert saved is not None
-        assert saved.tokens.scope == "read write"
-        assert saved.wanted_scopes == ()
-        assert saved.client.client_id != state.client.client_id  # re-registered for more scope
+def test_step_up_on_insufficient_scope(public: OAuthServer) -> None:
+    url = public.scoped_url  # its 401 challenge asks for "read" only
+    browser = Browser()
+    state = authorize(NAME, url, open_url=browser, challenge=probe(url), timeout=20)
+    browser.join()
+    assert browser.query()["scope"] == "read"  # the challenge's scope, not all of them
+    assert state.tokens.scope == "read"
+    # Headless: the step-up is refused with advice, and remembered for `mcp auth`.
+    client = _connect(url, OAuthAuth(NAME, url))
+    try:
+        with pytest.raises(PluginError, match=f"needs more OAuth scope.*mcp auth {NAME}"):
+            client.request("tools/call", {"name": "write_note", "arguments": {}}, timeout=20)
+    finally:
+        client.close()
+    assert _file()["wanted_scopes"] == ["read", "write"]
+    # With a frontend that can open a browser, the step-up happens on the spot.
+    browser = Browser()
+    client = _connect(url, OAuthAuth(NAME, url, open_url=browser))
+    try:
+        result = client.request("tools/call", {"name": "write_note", "arguments": {}}, timeout=30)
+    finally:
+        client.close()
+    browser.join()
+    assert "scopes: read write" in result["content"][0]["text"]
+    assert browser.query()["scope"] == "read write"
+    saved = oauth_store.load(NAME, url)
+    assert saved is not None
+    assert saved.tokens.scope == "read write"
+    assert saved.wanted_scopes == ()
+    assert saved.client.client_id != state.client.client_id  # re-registered for more scope
 
 
 def test_static_authorization_header_disables_oauth() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import json
 import select
 import subprocess
@@ -15,6 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
+
+import pytest
 
 SERVER = Path(__file__).resolve().parent / "server.py"
 START_TIMEOUT = 30.0
@@ -35,6 +38,10 @@ class OAuthServer:
     def other_url(self) -> str:
         return self.base + "/other/mcp"
 
+    @property
+    def scoped_url(self) -> str:
+        return self.base + "/scoped/mcp"
+
     def log(self) -> list[dict[str, Any]]:
         """Every request the MCP endpoints saw (path, authorization, method)."""
         with _direct().open(self.base + "/_log", timeout=10) as resp:
@@ -43,7 +50,10 @@ class OAuthServer:
 
 @contextlib.contextmanager
 def running(*args: str) -> Iterator[OAuthServer]:
-    """Start the server with ``args``; stop it afterwards."""
+    """Start the server with ``args``; stop it afterwards (skip loudly without the SDK)."""
+    for module in ("mcp", "uvicorn", "starlette"):
+        if importlib.util.find_spec(module) is None:
+            pytest.skip(f"MISSING python package {module}: run `.venv/bin/pip install mcp`")
     proc = subprocess.Popen(
         [sys.executable, str(SERVER), *args],
         stdout=subprocess.PIPE,

@@ -8,10 +8,12 @@ is small: an in-memory provider that auto-approves every authorization,
 rotates refresh tokens and issues short-lived access tokens, and a tiny MCP
 endpoint that answers ``initialize`` / ``tools/list`` / ``tools/call``.
 
-Two MCP resources are served, ``/mcp`` and ``/other/mcp``, each with its own
-Protected Resource Metadata; ``GET /_log`` returns every request seen.
+Three MCP resources are served, each with its own Protected Resource
+Metadata: ``/mcp``, ``/other/mcp``, and ``/scoped/mcp``, whose 401 challenge
+asks for scope ``read`` only (so ``write_note`` needs a step-up).
+``GET /_log`` returns every request the MCP endpoints saw.
 
-Usage: ``python server.py [--ttl SECONDS] [--public] [--challenge-scope SCOPE]``;
+Usage: ``python server.py [--ttl SECONDS] [--public]``;
 it prints ``PORT <n>`` once it listens on 127.0.0.1.
 """
 
@@ -160,7 +162,7 @@ def build_app(base: str, args: argparse.Namespace) -> Starlette:
             lambda _r: JSONResponse(doc),
             methods=["GET"],
         )
-    resources = {path: f"{base}{path}" for path in ("/mcp", "/other/mcp")}
+    resources = {path: f"{base}{path}" for path in ("/mcp", "/other/mcp", "/scoped/mcp")}
     for url in resources.values():
         routes += create_protected_resource_routes(AnyHttpUrl(url), [issuer], SCOPES)
     verifier = ProviderTokenVerifier(provider)  # type: ignore[arg-type]
@@ -189,13 +191,12 @@ def build_app(base: str, args: argparse.Namespace) -> Starlette:
             }
         )
         got = await backends[path].authenticate(request)
+        scope = "read" if path == "/scoped/mcp" else ""
         if got is None:
             return JSONResponse(
                 {"error": "invalid_token"},
                 status_code=401,
-                headers={
-                    "WWW-Authenticate": challenge(path, "invalid_token", args.challenge_scope)
-                },
+                headers={"WWW-Authenticate": challenge(path, "invalid_token", scope)},
             )
         scopes = list(got[0].scopes)
         if "id" not in body:
@@ -236,6 +237,7 @@ def build_app(base: str, args: argparse.Namespace) -> Starlette:
     routes += [
         Route("/mcp", mcp, methods=["POST", "GET", "DELETE"]),
         Route("/other/mcp", mcp, methods=["POST", "GET", "DELETE"]),
+        Route("/scoped/mcp", mcp, methods=["POST", "GET", "DELETE"]),
         Route("/_log", show_log, methods=["GET"]),
     ]
     return Starlette(routes=routes)
@@ -245,7 +247,6 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--ttl", type=int, default=3600)
     parser.add_argument("--public", action="store_true")
-    parser.add_argument("--challenge-scope", default="")
     args = parser.parse_args()
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
