@@ -13,6 +13,8 @@ Usage (``reasonix run`` / the TUI wire it like this)::
         registry.add(tool)      # frozen at the first call: the schema never changes
     for text in mgr.drain_notices(): ui.notice(text)   # ERR-6 / MCP-27
     ...
+    mgr.capability_tool(allow=...)                      # a sub-agent's own frontend
+    mgr.status(counts=True)                             # /mcp: tools/prompts/resources
     mgr.prompts(); mgr.get_prompt(server, name, args)   # /mcp__server__prompt
     mgr.resources(); mgr.read_resource(server, uri)     # @server:uri
     mgr.close()
@@ -43,7 +45,7 @@ from reasonix.plugin.mcp.debug import DebugLog
 from reasonix.plugin.mcp.httpwire import AuthHook
 from reasonix.plugin.mcp.render import render_prompt, render_resource, tool_id
 from reasonix.plugin.mcp.runtime import ServerRuntime, ServerStatus
-from reasonix.plugin.mcp.tools import McpTool, UseCapabilityTool
+from reasonix.plugin.mcp.tools import Allow, McpTool, UseCapabilityTool
 from reasonix.tool import Tool
 
 __all__ = ["McpManager", "PromptInfo", "ResourceInfo"]
@@ -181,13 +183,28 @@ class McpManager:
             for rt in self.runtimes.values():
                 if rt.state == "ready":
                     out.extend(McpTool(rt, spec) for spec in rt.tools)
-            out.append(UseCapabilityTool(lambda: self.runtimes))
+            out.append(self.capability_tool())
             self._frozen = out
         return list(self._frozen)
 
-    def status(self) -> list[ServerStatus]:
-        """A snapshot of every server."""
-        return [rt.status() for rt in self.runtimes.values()]
+    def capability_tool(self, allow: Allow | None = None) -> Tool:
+        """A ``use_capability`` frontend over the shared connections (SUB-26).
+
+        ``allow(tool_id, spec)`` returns None to permit a target or the reason
+        to refuse it; it is asked at dispatch time, every time.
+        """
+        return UseCapabilityTool(lambda: self.runtimes, allow=allow)
+
+    def status(self, *, counts: bool = False) -> list[ServerStatus]:
+        """A snapshot of every server; ``counts`` also asks for prompt/resource counts (/mcp)."""
+        out = [rt.status() for rt in self.runtimes.values()]
+        if counts:
+            by_name = {s.name: s for s in out}
+            for server, _ in self._collect("prompts", "prompts/list", "prompts", None):
+                by_name[server].prompts += 1
+            for server, _ in self._collect("resources", "resources/list", "resources", None):
+                by_name[server].resources += 1
+        return out
 
     def _runtime(self, server: str) -> ServerRuntime:
         rt = self.runtimes.get(server)

@@ -9,6 +9,7 @@ may still take, then gets its own call timeout, counted from readiness
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections.abc import Callable
@@ -65,7 +66,13 @@ class ServerRuntime:
         self.lookup = lookup
         self.options = options
         self.startup_timeout = config.startup_timeout_seconds or startup_timeout
-        self.call_timeout = call_timeout
+        # MCP-20: per-server and per-tool caps, read defensively because the
+        # declaration may not carry these optional keys; 0 means "the default".
+        self.call_timeout = float(getattr(config, "call_timeout_seconds", 0) or call_timeout)
+        tool_caps = getattr(config, "tool_timeout_seconds", None)
+        self.tool_timeouts: dict[str, float] = (
+            dict(tool_caps) if isinstance(tool_caps, dict) else {}
+        )
         self.notice = notice
         self.gate = Gate(default_concurrency(config.name, config.concurrency))
         self.state = "starting"
@@ -78,6 +85,7 @@ class ServerRuntime:
         self._thread: threading.Thread | None = None
         self._restarted = False
         self._closed = False
+        self._start_cancel: Cancel | None = None  # lets close() abort a start in progress
 
     # -- start -------------------------------------------------------------
     def start(self) -> None:
@@ -91,7 +99,7 @@ class ServerRuntime:
         self._thread.start()
 
     def _run(self) -> None:
-        cancel = Cancel(deadline=self._deadline)
+        cancel = self._start_cancel = Cancel(deadline=self._deadline)
         try:
             server = expand_server(self.config, self.lookup)
             client = open_client(server, self._options(), cancel)
@@ -123,6 +131,19 @@ class ServerRuntime:
             if kind == "tools":
                 threading.Thread(target=self._refresh_tools, daemon=True).start()
 
+        def log(params: dict[str, Any]) -> None:
+            # notifications/message: kept beside the server's stderr, not shown in the UI.
+            if opts.log_dir is None:
+                return
+            level = params.get("level", "info")
+            line = f"[{level}] {params.get('logger') or ''} {json.dumps(params.get('data'))}\n"
+            try:
+                opts.log_dir.mkdir(parents=True, exist_ok=True)
+                with open(opts.log_dir / f"{self.name}.messages.log", "a", encoding="utf-8") as fh:
+                    fh.write(line)
+            except OSError:
+                pass
+
         return ConnectOptions(
             workspace=opts.workspace,
             log_dir=opts.log_dir,
@@ -130,7 +151,7 @@ class ServerRuntime:
             auth=opts.auth,
             on_notice=notice,
             on_list_changed=list_changed,
-            on_log=opts.on_log,
+            on_log=opts.on_log or log,
             era=opts.era,
         )
 
@@ -205,20 +226,19 @@ class ServerRuntime:
             return ToolResult.error(f"MCP call {self.name}/{tool} cancelled: {exc}")
         except PluginError as exc:
             return ToolResult.error(f"MCP server {self.name} is unavailable: {exc}")
+        timeout = float(self.tool_timeouts.get(tool) or self.call_timeout)
         try:
             result = client.request(
                 "tools/call",
                 {"name": tool, "arguments": arguments},
                 cancel=cancel,
-                timeout=self.call_timeout,
+                timeout=timeout,
                 progress=progress,
             )
         except Cancelled as exc:
             return ToolResult.error(f"MCP call {self.name}/{tool} cancelled: {exc}")
         except McpTimeout:
-            return ToolResult.error(
-                f"MCP call {self.name}/{tool} timed out after {self.call_timeout:g}s"
-            )
+            return ToolResult.error(f"MCP call {self.name}/{tool} timed out after {timeout:g}s")
         except RpcError as exc:
             return ToolResult.error(f"MCP server {self.name} rejected {tool}: {exc}")
         except ConnectionLost as exc:
@@ -256,10 +276,12 @@ class ServerRuntime:
             self._closed = True
             client, self.client = self.client, None
             self.state = "closed"
+        if self._start_cancel is not None:
+            self._start_cancel.cancel("the session is closing")
         if client is not None:
             client.close()
         if self._thread is not None and self._thread is not threading.current_thread():
-            # A start still in its handshake ends at its deadline at the latest.
+            # A cancelled start unwinds at once; the deadline bounds it anyway.
             self._thread.join(timeout=max(0.0, self._deadline - time.monotonic()) + 1.0)
 
 

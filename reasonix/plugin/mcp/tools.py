@@ -10,9 +10,12 @@ from reasonix.plugin.mcp.render import tool_id
 from reasonix.plugin.mcp.runtime import ProgressSink, ServerRuntime
 from reasonix.tool import ToolContext, ToolResult
 
-__all__ = ["McpTool", "UseCapabilityTool", "parse_arguments", "progress_sink"]
+__all__ = ["Allow", "McpTool", "UseCapabilityTool", "parse_arguments", "progress_sink"]
 
 EMPTY_SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}
+
+# (tool id, tool spec) -> None to allow, or the reason for refusing.
+Allow = Callable[[str, dict[str, Any]], "str | None"]
 
 
 def parse_arguments(args_json: str) -> dict[str, Any] | ToolResult:
@@ -79,8 +82,15 @@ class UseCapabilityTool:
     description = _DESCRIPTION
     read_only = False  # it can call writers; the permission layer decides per target
 
-    def __init__(self, runtimes: Callable[[], dict[str, ServerRuntime]]) -> None:
+    def __init__(
+        self,
+        runtimes: Callable[[], dict[str, ServerRuntime]],
+        allow: Allow | None = None,
+    ) -> None:
         self._runtimes = runtimes
+        # A frontend's filter (planner, sub-agent: COORD-15, SUB-15), asked
+        # right before every dispatch so a changed policy applies at once.
+        self._allow = allow
         self.schema: dict[str, Any] = {
             "type": "object",
             "properties": {
@@ -108,6 +118,11 @@ class UseCapabilityTool:
         if isinstance(found, ToolResult):
             return found
         runtime, spec = found
+        refusal = self._refusal(runtime.name, spec)
+        if refusal:
+            return ToolResult.error(
+                f"use_capability refused {tool_id(runtime.name, str(spec.get('name')))}: {refusal}"
+            )
         if action == "inspect":
             return ToolResult(content=json.dumps(spec, indent=2, ensure_ascii=False))
         if action == "call":
@@ -131,9 +146,16 @@ class UseCapabilityTool:
             head = f"{name} [{rt.state}]" + (f": {rt.error}" if rt.error else "")
             lines.append(head)
             for spec in rt.tools:
+                if self._refusal(name, spec):
+                    continue
                 desc = str(spec.get("description") or "").strip().splitlines()
                 lines.append(f"  - {spec.get('name')}" + (f": {desc[0][:120]}" if desc else ""))
         return ToolResult(content="\n".join(lines) or "no MCP servers are configured")
+
+    def _refusal(self, server: str, spec: dict[str, Any]) -> str | None:
+        if self._allow is None:
+            return None
+        return self._allow(tool_id(server, str(spec.get("name"))), spec)
 
     def _find(
         self, server: str, tool: str, ctx: ToolContext
