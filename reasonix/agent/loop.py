@@ -91,7 +91,6 @@ class Agent:
             if call.id not in answered:
                 text = f"{call.name}: interrupted, no result was recorded"
                 self._append(Message(Role.TOOL, text, tool_call_id=call.id, name=call.name))
-        self.session.sync()
 
     # -- the turn ---------------------------------------------------------------
     def run(self, user_input: str, cancel: Cancel) -> Iterator[Event]:
@@ -129,8 +128,7 @@ class Agent:
         text = user_input
         if self.instructions and not any(m.role is Role.USER for m in self.history):
             text = self.instructions + "\n\n" + user_input  # once, in the first user turn
-        self._append(Message(Role.USER, text))
-        self.session.sync()
+        self._append(Message(Role.USER, text))  # flushed now, fsynced after the first answer
 
     def _request(self, cancel: Cancel) -> Generator[Event, None, Request]:
         messages = list(self.history)

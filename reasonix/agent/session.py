@@ -283,8 +283,7 @@ class Session:
         session = cls(path, [], lease)
         head = {"type": "meta", "version": FORMAT_VERSION, "id": session.id}
         head.update({"workspace": str(workspace), "created": time.time()})
-        session.append({**head, **(meta or {})})
-        session.sync()
+        session.append({**head, **(meta or {})})  # fsynced with the first turn boundary
         return session
 
     @classmethod
