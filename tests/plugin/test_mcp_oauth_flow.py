@@ -228,7 +228,7 @@ def test_static_authorization_header_disables_oauth() -> None:
 
 
 def test_a_short_lived_token_is_refreshed_before_use() -> None:
-    with running("--public", "--ttl", "2") as srv:
+    with running("--public", "--ttl", "1") as srv:
         state = _authorize(srv, Browser())
         assert state.tokens.expires_at is not None
         time.sleep(max(0.0, state.tokens.expires_at - time.time()) + 0.1)
@@ -244,3 +244,11 @@ def test_a_short_lived_token_is_refreshed_before_use() -> None:
         sent = {e["authorization"] for e in srv.log()}
         assert f"Bearer {state.tokens.access_token}" not in sent  # never sent once due
         assert f"Bearer {tokens['access_token']}" in sent
+
+
+def test_auth_for_expands_the_url_like_the_session() -> None:
+    declared = McpServerConfig(name="x", type="http", url="${HOST}/mcp")
+    got = auth_for(declared, lookup={"HOST": "https://s.example"}.get)
+    assert got is not None
+    assert got.url == "https://s.example/mcp"
+    assert auth_for(declared, lookup={}.get) is None  # the start fails on ${HOST} anyway

@@ -2,8 +2,10 @@
 
 Wiring (the session that builds the :class:`~reasonix.plugin.mcp.McpManager`)::
 
+    lookup = chain_lookup(cfg.project_env, environ_lookup)
     prune_store({s.name: s.url for s in cfg.mcp_servers if s.url})   # MCP-8
-    mgr = McpManager(cfg.mcp_servers, ..., auth_for=auth_for)
+    mgr = McpManager(cfg.mcp_servers, ..., env_lookup=lookup,
+                     auth_for=lambda s: auth_for(s, lookup=lookup))
 
 The HTTP transports call :meth:`OAuthAuth.headers` before every request and
 :meth:`OAuthAuth.on_status` on a 401/403. Authorization itself starts only
@@ -20,7 +22,7 @@ import threading
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 
-from reasonix.config.expand import environ_lookup
+from reasonix.config.expand import Lookup, environ_lookup
 from reasonix.config.mcp import expand_server
 from reasonix.config.model import McpServerConfig
 from reasonix.errors import ConfigError, PluginError
@@ -177,9 +179,17 @@ class OAuthAuth:
 
 
 def auth_for(
-    server: McpServerConfig, *, open_url: Callable[[str], None] | None = None
+    server: McpServerConfig,
+    *,
+    lookup: Lookup | None = None,
+    open_url: Callable[[str], None] | None = None,
 ) -> OAuthAuth | None:
-    """The auth hook for ``server``: HTTP servers without a static Authorization header."""
+    """The auth hook for ``server``: HTTP servers without a static Authorization header.
+
+    ``lookup`` resolves ``${VAR}`` in the URL the way the session does
+    (``chain_lookup(cfg.project_env, environ_lookup)``); the process
+    environment by default.
+    """
     if server.type not in HTTP_TYPES or not server.url:
         return None
     if any(k.lower() == "authorization" for k in server.headers):
@@ -189,7 +199,7 @@ def auth_for(
         # The manager hands us the declaration before its per-start expansion;
         # the state is bound to the expanded URL, so expand it the same way.
         try:
-            url = expand_server(server, environ_lookup).url
+            url = expand_server(server, lookup or environ_lookup).url
         except ConfigError:
             return None  # the start fails on the variable anyway
     return OAuthAuth(server.name, url, open_url=open_url)
