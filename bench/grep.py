@@ -22,6 +22,7 @@ import sys
 import sysconfig
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -51,16 +52,21 @@ def build_tree(min_files: int) -> Path:
     return root
 
 
-def timed(fn: object, runs: int) -> float:
-    """Median wall time of ``fn()`` over ``runs`` runs (after one warm-up)."""
-    call = fn  # type: ignore[assignment]
-    call()  # type: ignore[operator]
-    samples = []
+def timed(fns: dict[str, Callable[[], object]], runs: int) -> dict[str, float]:
+    """Median wall time of each function over ``runs`` rounds (after one warm-up).
+
+    Rounds interleave the contenders, so load from other processes on a busy
+    machine lands on all of them alike instead of on whichever ran last.
+    """
+    samples: dict[str, list[float]] = {name: [] for name in fns}
+    for fn in fns.values():
+        fn()
     for _ in range(runs):
-        t0 = time.perf_counter()
-        call()  # type: ignore[operator]
-        samples.append(time.perf_counter() - t0)
-    return statistics.median(samples)
+        for name, fn in fns.items():
+            t0 = time.perf_counter()
+            fn()
+            samples[name].append(time.perf_counter() - t0)
+    return {name: statistics.median(vals) for name, vals in samples.items()}
 
 
 def run_tool(root: Path, pattern: str, engine: str) -> str:
@@ -91,12 +97,15 @@ def main(argv: list[str] | None = None) -> int:
     out = run_tool(root, ns.pattern, "python")
     assert out == run_tool(root, ns.pattern, "rg"), "engines disagree"
     print(f"result: {out.count(chr(10)) + 1} lines (engines agree)")
-    t = {
-        "ours(rg)": timed(lambda: run_tool(root, ns.pattern, "rg"), ns.runs),
-        "ours(python)": timed(lambda: run_tool(root, ns.pattern, "python"), ns.runs),
-        "rg -n": timed(lambda: run_cmd([rg, "-n", ns.pattern, str(root)]), ns.runs),
-        "grep -rn": timed(lambda: run_cmd([gnu, "-rnE", ns.pattern, str(root)]), ns.runs),
-    }
+    t = timed(
+        {
+            "ours(rg)": lambda: run_tool(root, ns.pattern, "rg"),
+            "ours(python)": lambda: run_tool(root, ns.pattern, "python"),
+            "rg -n": lambda: run_cmd([rg, "-n", ns.pattern, str(root)]),
+            "grep -rn": lambda: run_cmd([gnu, "-rnE", ns.pattern, str(root)]),
+        },
+        ns.runs,
+    )
     for name, secs in t.items():
         print(f"{name:>14}: {secs * 1000:8.1f} ms")
     r1 = t["ours(rg)"] / t["rg -n"]
