@@ -84,35 +84,32 @@ def test_auth_reports_an_unreachable_server(tmp_path: Path) -> None:
     assert "reasonix mcp auth: dead: cannot reach" in err.getvalue()
 
 
-def test_reasonix_mcp_auth_end_to_end(srv: OAuthServer, tmp_path: Path) -> None:
-    """The real entry point; ``BROWSER`` names a script that plays the browser."""
-    root = Path(__file__).resolve().parents[2]
+def _reasonix(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """Run the real entry point; ``BROWSER`` names a script that plays the browser."""
     visit = Path(__file__).resolve().parent / "oauth_server" / "visit.py"
-    _declare(tmp_path, f'[[mcp.servers]]\nname = "notes"\nurl = "{srv.mcp_url}"\n')
     env = {
         **os.environ,
-        "PYTHONPATH": str(root),
+        "PYTHONPATH": str(Path(__file__).resolve().parents[2]),
         "BROWSER": f"{sys.executable} {visit} %s",
     }
-    done = subprocess.run(
-        [sys.executable, "-m", "reasonix", "mcp", "auth", "notes"],
-        cwd=tmp_path,
+    return subprocess.run(
+        [sys.executable, "-m", "reasonix", *args],
+        cwd=cwd,
         env=env,
         capture_output=True,
         text=True,
         timeout=60,
     )
+
+
+def test_reasonix_mcp_auth_end_to_end(srv: OAuthServer, tmp_path: Path) -> None:
+    _declare(tmp_path, f'[[mcp.servers]]\nname = "notes"\nurl = "{srv.mcp_url}"\n')
+    done = _reasonix(tmp_path, "mcp", "auth", "notes")
     assert done.returncode == 0, done.stderr
     assert "Authorize Reasonix for MCP server 'notes'" in done.stdout
     assert "Authorized MCP server 'notes' (scopes: read write)" in done.stdout
     assert oauth_store.load("notes", srv.mcp_url) is not None
-    done = subprocess.run(
-        [sys.executable, "-m", "reasonix", "mcp", "logout", "notes"],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    done = _reasonix(tmp_path, "mcp", "logout", "notes")
     assert done.returncode == 0, done.stderr
+    assert "Removed the OAuth credentials" in done.stdout
     assert not oauth_store.state_path("notes").exists()

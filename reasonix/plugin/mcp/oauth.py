@@ -96,7 +96,7 @@ class OAuthAuth:
     def _advice(self) -> str:
         return f"run `reasonix mcp auth {self.server}`"
 
-    # -- the brief's names ------------------------------------------------------
+    # -- requests and refusals ---------------------------------------------------
     def header(self) -> str | None:
         """``Bearer <token>`` for the next request, refreshing an expired token; None = none.
 
