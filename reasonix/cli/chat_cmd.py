@@ -31,6 +31,7 @@ from reasonix.agent.events import (
 )
 from reasonix.cancel import Cancel
 from reasonix.cli.setup_run import RunSetup, add_run_flags, build
+from reasonix.permission import ApprovalChoice, ApprovalRequest
 
 __all__ = ["configure", "execute"]
 
@@ -42,7 +43,7 @@ commands:
 keys: Ctrl-C cancels the running turn; pressed again it leaves.
 resume later with `reasonix -c` (latest) or `reasonix -r QUERY`."""
 
-# Answers to an approval question -> ApprovalChoice member names of reasonix.permission.
+# Answers to an approval question -> ApprovalChoice member names.
 _CHOICES = {
     "1": "ONCE",
     "y": "ONCE",
@@ -207,37 +208,23 @@ def _short(text: str, width: int = 100) -> str:
     return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
-def _describe(request: Any) -> tuple[str, str]:
-    """A one-line description of the request and the rule "always" would persist."""
-    tool = getattr(request, "tool_name", "") or getattr(request, "tool", "")
-    summary = getattr(request, "summary", "") or getattr(request, "description", "")
-    rule = getattr(request, "rule", "") or getattr(request, "suggested_rule", "")
-    args = getattr(request, "args", None)
-    if not summary and args:
-        summary = _short(str(args))
-    return f"{tool} {summary}".strip(), str(rule)
-
-
-def _ask(request: Any) -> Any:
-    """Ask the user about one call; returns the permission layer's ApprovalChoice."""
-    what, rule = _describe(request)
-    print(f"\n? allow {what}")
-    always = f"always allow ({rule}, saved to ./reasonix.toml)" if rule else "always allow"
-    print(f"  [1] allow once  [2] allow for this session  [3] {always}  [4] deny")
+def _ask(request: ApprovalRequest) -> ApprovalChoice:
+    """Ask the user about one call, offering only the choices the gate allows."""
+    rule = request.suggested_rule
+    labels = {
+        ApprovalChoice.ONCE: "[1] allow once",
+        ApprovalChoice.SESSION: f"[2] allow for this session ({rule})",
+        ApprovalChoice.ALWAYS: f"[3] always allow ({rule}, saved to ./reasonix.toml)",
+        ApprovalChoice.DENY: "[4] deny",
+    }
+    print(f"\n? allow {request.summary}" + (f"  — {request.reason}" if request.reason else ""))
+    print("  " + "  ".join(labels[c] for c in request.choices if c in labels))
     previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
-        answer = input("  choice [1-4, default deny]: ").strip().lower()
+        answer = input("  choice [default deny]: ").strip().lower()
     except (EOFError, KeyboardInterrupt):
         answer = "n"
     finally:
         signal.signal(signal.SIGINT, previous)
-    return _choice(_CHOICES.get(answer[:1], "DENY"))
-
-
-def _choice(name: str) -> Any:
-    from reasonix import permission
-
-    choices = getattr(permission, "ApprovalChoice", None)
-    if choices is None:
-        return None if name == "DENY" else name.lower()
-    return getattr(choices, name, None)
+    choice = ApprovalChoice[_CHOICES.get(answer[:1], "DENY")]
+    return choice if choice in request.choices else ApprovalChoice.DENY

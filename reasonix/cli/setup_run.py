@@ -32,7 +32,9 @@ from reasonix.tool import Registry, ToolContext
 
 __all__ = ["ABLATE_ARMS", "PERMISSION_MODES", "RunSetup", "add_run_flags", "build"]
 
-PERMISSION_MODES = ("ask", "manual", "auto", "acceptEdits", "dontAsk", "plan", "bypassPermissions")
+PERMISSION_MODES = (
+    "ask", "manual", "auto", "acceptEdits", "dontAsk", "plan", "bypassPermissions", "yolo",
+)  # fmt: skip
 ABLATE_ARMS = ("subagent", "planner", "retrieval", "compaction", "evidence", "none", "all")  # D17
 _SUBAGENT_TOOLS = ("task", "read_only_task", "fleet", "parallel_tasks")  # SUB-28
 
