@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import http.server
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,7 +18,7 @@ from mcp_servers import free_port, http_server, need_module, sdk_argv
 
 from reasonix.cancel import Cancel
 from reasonix.config.model import McpServerConfig
-from reasonix.errors import PluginError
+from reasonix.errors import Cancelled, PluginError
 from reasonix.plugin.mcp.client import McpClient
 from reasonix.plugin.mcp.connect import ConnectOptions, open_client
 from reasonix.plugin.mcp.debug import DebugLog, DebugTransport
@@ -26,13 +27,17 @@ from reasonix.plugin.mcp.streamable import StreamableHttpTransport
 pytestmark = pytest.mark.interop
 
 
-def connect(url: str, log: Path) -> tuple[McpClient, DebugLog]:
+def connect_era(url: str, log: Path, era: str) -> tuple[McpClient, DebugLog]:
     debug = DebugLog(log)
-    opts = ConnectOptions(era="handshake", debug=debug)
+    opts = ConnectOptions(era=era, debug=debug)
     client = open_client(
         McpServerConfig("sdk", type="http", url=url), opts, Cancel.with_timeout(20)
     )
     return client, debug
+
+
+def connect(url: str, log: Path) -> tuple[McpClient, DebugLog]:
+    return connect_era(url, log, "handshake")
 
 
 def inner(client: McpClient) -> StreamableHttpTransport:
@@ -110,3 +115,28 @@ def test_401_says_how_to_authorize(unauthorized: str) -> None:
     server = McpServerConfig("locked", type="http", url=unauthorized)
     with pytest.raises(PluginError, match="reasonix mcp auth locked"):
         open_client(server, ConnectOptions(), Cancel.with_timeout(10))
+
+
+@pytest.mark.parametrize("mode", [("stateless",), ()], ids=["stateless-era", "session"])
+def test_cancelled_http_call_closes_its_stream(mode: tuple[str, ...], tmp_path: Path) -> None:
+    need_module("mcp")
+    port = free_port()
+    with http_server(sdk_argv("http", str(port), *mode), port):
+        client, debug = connect_era(f"http://127.0.0.1:{port}/mcp", tmp_path / "t.log", "auto")
+        try:
+            cancel = Cancel()
+            threading.Timer(0.3, cancel.cancel, ("user",)).start()
+            start = time.monotonic()
+            with pytest.raises(Cancelled):
+                client.request(
+                    "tools/call", {"name": "slow", "arguments": {"seconds": 10}}, cancel=cancel
+                )
+            assert time.monotonic() - start < 2
+            call = {"name": "echo", "arguments": {"text": "after"}}
+            assert client.request("tools/call", call, timeout=10)["content"][0]["text"] == (
+                "echo: after"
+            )
+        finally:
+            client.close()
+            debug.close()
+        assert "abandon" in (tmp_path / "t.log").read_text()

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import IO
 
 from reasonix.cancel import Cancel
-from reasonix.plugin.mcp.jsonrpc import FramingError, Message, encode
+from reasonix.plugin.mcp.jsonrpc import FramingError, Message, RequestId, encode
 from reasonix.plugin.mcp.transport import Closed, Incoming, Transport, TransportError
 
 __all__ = ["DebugLog", "DebugTransport"]
@@ -75,6 +75,13 @@ class DebugTransport:
         else:
             self.log.write(self.server, "<-", json.dumps(encode(item), ensure_ascii=False))
         return item
+
+    def abandon(self, request_id: RequestId) -> None:
+        """Pass the optional abandon() on to the wrapped transport."""
+        abandon = getattr(self.inner, "abandon", None)
+        if callable(abandon):
+            self.log.write(self.server, "!!", f"abandon {request_id}")
+            abandon(request_id)
 
     def close(self) -> None:
         """Close the wrapped transport."""

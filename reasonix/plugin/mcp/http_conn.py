@@ -54,12 +54,17 @@ class Connections:
             self.closed = True
             conns = list(self._open)
         for conn in conns:
-            sock = conn.sock
-            if sock is not None:
-                try:
-                    sock.shutdown(socket.SHUT_RDWR)
-                except OSError:
-                    pass
+            self.shutdown(conn)
+
+    @staticmethod
+    def shutdown(conn: http.client.HTTPConnection) -> None:
+        """Shut ``conn``'s socket down so a thread blocked reading it wakes up."""
+        sock = conn.sock
+        if sock is not None:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
 
 
 def open_request(

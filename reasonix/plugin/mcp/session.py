@@ -163,6 +163,10 @@ class Session:
                     {"requestId": rid, "reason": str(pending.error)},
                 )
             )
+            # Optional transport capability: drop the reply stream too (HTTP).
+            abandon = getattr(self.transport, "abandon", None)
+            if callable(abandon):
+                abandon(rid)
         if pending.error is not None:
             raise pending.error
         return pending.result or {}

@@ -86,6 +86,7 @@ class StreamableHttpTransport:
         self._get_thread: threading.Thread | None = None
         self._stop = threading.Event()
         self._workers: set[threading.Thread] = set()
+        self._inflight: dict[RequestId, http.client.HTTPConnection] = {}
 
     # -- Transport ---------------------------------------------------------
     def start(self, cancel: Cancel) -> None:
@@ -119,6 +120,18 @@ class StreamableHttpTransport:
     def receive(self, timeout: float | None = None) -> Incoming | None:
         """The next incoming value."""
         return self._inbox.get(timeout)
+
+    def abandon(self, request_id: RequestId) -> None:
+        """Stop reading the reply of a request nobody waits for any more.
+
+        In the stateless revision closing the reply stream *is* the
+        cancellation; in the handshake era it frees the worker after
+        ``notifications/cancelled`` was sent.
+        """
+        with self._lock:
+            conn = self._inflight.get(request_id)
+        if conn is not None:
+            Connections.shutdown(conn)
 
     def close(self) -> None:
         """DELETE the session, shut every connection, join the workers."""
@@ -170,6 +183,9 @@ class StreamableHttpTransport:
             conn, resp = open_request(
                 self._conns, "POST", self.url, body=body, headers=self._headers(message)
             )
+            if isinstance(message, Request):
+                with self._lock:
+                    self._inflight[message.id] = conn
             try:
                 status = resp.status
                 if status in (401, 403) and auth_retry:
@@ -191,6 +207,9 @@ class StreamableHttpTransport:
                 self._read_reply(message, resp, deliver)
                 return
             finally:
+                if isinstance(message, Request):
+                    with self._lock:
+                        self._inflight.pop(message.id, None)
                 self._conns.discard(conn)
 
     def _status_message(self, status: int, text: str) -> str:

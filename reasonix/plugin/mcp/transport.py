@@ -69,6 +69,11 @@ class Transport(Protocol):
         ...
 
 
+# Optional capability, looked up with getattr by the session: a transport may
+# define ``abandon(request_id)`` to stop reading the reply of a request that
+# was cancelled or timed out (the HTTP transport closes that POST's stream).
+
+
 class Inbox:
     """The FIFO most transports put their incoming values into."""
 
