@@ -221,3 +221,26 @@ def test_read_only_paths_stay_read_only_inside_roots(workspace: Path, tmp_path: 
     done = _run(f"touch {state}/ok && touch {state}/.reasonix/x; echo rc=$?", settings)
     assert done.stdout.splitlines() == ["rc=1"], done.stderr
     assert (state / "ok").exists() and not (state / ".reasonix" / "x").exists()
+
+
+def _alive_with_arg(marker: str) -> list[int]:
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if marker.encode() in cmdline:
+            pids.append(int(entry.name))
+    return pids
+
+
+@needs_bwrap
+def test_background_leftovers_die_with_the_sandbox(workspace: Path) -> None:
+    """A command that leaves a background child returns promptly and leaves nothing behind."""
+    marker = "317.25"
+    done = _run(f"sleep {marker} & echo started", _settings(workspace))
+    assert done.returncode == 0 and "started" in done.stdout
+    assert _alive_with_arg(marker) == []

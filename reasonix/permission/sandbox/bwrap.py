@@ -64,7 +64,9 @@ def bwrap_argv(
     read_only: Sequence[Path] = (),
 ) -> list[str]:
     """The full bwrap command line for ``argv`` (pure apart from ``exists`` checks)."""
-    cmd = [bwrap, "--die-with-parent", "--new-session"]
+    # --unshare-pid: when the command exits, everything it left running dies with
+    # the namespace instead of holding the output pipe open.
+    cmd = [bwrap, "--die-with-parent", "--new-session", "--unshare-pid"]
     cmd += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
     cmd += ["--tmpfs", "/tmp"]
     if not network:
