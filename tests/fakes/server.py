@@ -100,6 +100,8 @@ class FakeServer:
         self.requests: list[RecordedRequest] = []
         self._lock = threading.Lock()
         self._next = 0
+        self._active = 0  # requests being answered right now
+        self._idle = threading.Condition(self._lock)
         self._stop = threading.Event()
         self._httpd = _HTTPServer((host, port), _Handler)
         self._httpd.fake = self
@@ -152,6 +154,21 @@ class FakeServer:
             self.script.extend(steps)
 
     @property
+    def active(self) -> int:
+        """Requests whose answer is still being written."""
+        with self._lock:
+            return self._active
+
+    def wait_idle(self, timeout: float = 5.0) -> bool:
+        """Wait until no answer is being written; True if that happened in time.
+
+        A drip stops when its client hangs up (the next write fails), so this
+        tells a test the client really closed its socket.
+        """
+        with self._idle:
+            return self._idle.wait_for(lambda: self._active == 0, timeout)
+
+    @property
     def remaining(self) -> int:
         """Script steps not consumed yet."""
         with self._lock:
@@ -159,6 +176,16 @@ class FakeServer:
 
     # -- serving ---------------------------------------------------------------
     def _handle(self, h: _Handler) -> None:
+        with self._lock:
+            self._active += 1
+        try:
+            self._answer(h)
+        finally:
+            with self._idle:
+                self._active -= 1
+                self._idle.notify_all()
+
+    def _answer(self, h: _Handler) -> None:
         length = int(h.headers.get("Content-Length") or 0)
         body = h.rfile.read(length) if length else b""
         try:
