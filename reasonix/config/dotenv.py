@@ -53,8 +53,18 @@ def _unescape(match: re.Match[str]) -> str:
     return _ESCAPES.get(match.group(1), match.group(0))
 
 
+_QUOTED = re.compile(r"'([^']*)'" r'|"((?:[^"\\]|\\.)*)"')
+_TRAILING_COMMENT = re.compile(r"\s*(?:#.*)?\Z")
+
+
 def _unquote(raw: str) -> str:
     value = raw.strip()
+    quoted = _QUOTED.match(value)
+    # A quoted value may be followed by a comment: KEY="a b" # note
+    if quoted and _TRAILING_COMMENT.match(value, quoted.end()):
+        if quoted.group(1) is not None:
+            return quoted.group(1)
+        return _DQ_ESCAPE.sub(_unescape, quoted.group(2))
     if len(value) >= 2 and value[0] == value[-1] == "'":
         return value[1:-1]
     if len(value) >= 2 and value[0] == value[-1] == '"':
@@ -88,11 +98,17 @@ def parse_dotenv(text: str) -> DotEnv:
 def read_dotenv(path: Path) -> DotEnv:
     """Read ``path``; a missing file is an empty result."""
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        # utf-8-sig: a BOM from a Windows editor would otherwise hide the first key.
+        text = Path(path).read_text(encoding="utf-8-sig")
     except FileNotFoundError:
         return DotEnv()
     except OSError as exc:
         raise ConfigError(f"cannot read {path}: {exc.strerror or exc}", file=str(path)) from exc
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"not UTF-8 text ({exc.reason} at byte {exc.start}); save it as UTF-8",
+            file=str(path),
+        ) from None
     return parse_dotenv(text)
 
 

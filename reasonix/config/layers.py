@@ -6,6 +6,7 @@ error can name the file, the line and the key — never a traceback.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -59,11 +60,23 @@ def read_layer(path: Path) -> Layer | None:
         raise ConfigError(f"not UTF-8 text: {exc.reason}", file=str(path)) from None
     except OSError as exc:
         raise ConfigError(f"cannot read: {exc.strerror or exc}", file=str(path)) from None
+    text = text.removeprefix("\ufeff")  # a BOM from a Windows editor is no content
     return Layer(str(path), loads(text, str(path)), text, path)
 
 
 def _is_list_of_str(v: Any) -> bool:
     return isinstance(v, list) and all(isinstance(x, str) for x in v)
+
+
+def _is_finite_number(v: Any) -> bool:
+    # nan and inf parse as TOML floats but make no sense as a ratio, temperature or
+    # timeout; an integer beyond float range would overflow when widened.
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return False
+    try:
+        return math.isfinite(v)
+    except OverflowError:
+        return False
 
 
 def _is_dict_of_str(v: Any) -> bool:
@@ -73,10 +86,7 @@ def _is_dict_of_str(v: Any) -> bool:
 _CHECKS: dict[str, tuple[Callable[[Any], bool], str]] = {
     "str": (lambda v: isinstance(v, str), "a string"),
     "int": (lambda v: isinstance(v, int) and not isinstance(v, bool), "an integer"),
-    "float": (
-        lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
-        "a number",
-    ),
+    "float": (_is_finite_number, "a number"),
     "bool": (lambda v: isinstance(v, bool), "true or false"),
     "list[str]": (_is_list_of_str, "a list of strings"),
     "dict[str]": (_is_dict_of_str, "a table of strings"),

@@ -106,7 +106,10 @@ def _validate(layer: Layer, table: str, key: str, value: Any) -> Any:
         raise bad(f"expected one of {', '.join(SERVE_AUTH_MODES)}, got {value!r}")
     elif dotted in ("agent.max_steps", "agent.max_subagent_depth") and value < 0:
         raise bad(f"expected an integer >= 0, got {value}")
-    elif dotted.endswith("_seconds") and value <= 0:
+    elif dotted == "tools.bash_timeout_seconds" and value < 0:
+        # 0 is meaningful here: no tool-local cap on foreground commands (TOOL-13).
+        raise bad(f"expected a number of seconds >= 0 (0 = no cap), got {value}")
+    elif dotted.endswith("_seconds") and dotted != "tools.bash_timeout_seconds" and value <= 0:
         raise bad(f"expected a number of seconds > 0, got {value}")
     return value
 

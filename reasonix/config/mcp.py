@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -63,6 +64,9 @@ def _build(values: dict[str, Any], source: str, fail: Any) -> McpServerConfig:
         raise fail(f"a {values['type']} server needs a url", "url")
     if values.get("concurrency", "") not in MCP_CONCURRENCY:
         raise fail("concurrency must be serial or parallel", "concurrency")
+    timeout = values.get("startup_timeout_seconds")
+    if timeout is not None and not (math.isfinite(timeout) and timeout > 0):
+        raise fail(f"startup_timeout_seconds must be > 0, got {timeout}", "startup_timeout_seconds")
     return McpServerConfig(**values, source=source)
 
 
@@ -101,7 +105,7 @@ def servers_from_toml(layer: Layer, warnings: list[str]) -> list[McpServerConfig
 def read_mcp_json(path: Path, warnings: list[str]) -> list[McpServerConfig]:
     """Servers from a Claude Code style ``.mcp.json``; a missing file gives none."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")  # tolerate a BOM from Windows editors
     except FileNotFoundError:
         return []
     except (OSError, UnicodeDecodeError) as exc:
@@ -110,6 +114,13 @@ def read_mcp_json(path: Path, warnings: list[str]) -> list[McpServerConfig]:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ConfigError(f"invalid JSON: {exc.msg}", file=str(path), line=exc.lineno) from None
+    except RecursionError:
+        raise ConfigError("invalid JSON: nested too deeply", file=str(path)) from None
+    if isinstance(data, dict) and "mcpServers" not in data:
+        # "{}" declares no servers; other keys (VS Code's "servers") are not our schema.
+        if data:
+            warnings.append(f'{path}: no "mcpServers" object; no servers read from it')
+        return []
     servers = data.get("mcpServers") if isinstance(data, dict) else None
     if not isinstance(servers, dict):
         raise ConfigError(
@@ -119,10 +130,11 @@ def read_mcp_json(path: Path, warnings: list[str]) -> list[McpServerConfig]:
     for name, entry in servers.items():
 
         def fail(message: str, key: str, name: str = name) -> ConfigError:
-            return ConfigError(
-                f"MCP server {name!r}: {message}", file=str(path), key=f"mcpServers.{name}.{key}"
-            )
+            dotted = f"mcpServers.{name}.{key}" if key else f"mcpServers.{name}"
+            return ConfigError(f"MCP server {name!r}: {message}", file=str(path), key=dotted)
 
+        if not name.strip():
+            raise fail("a server name must not be empty", "")
         if not isinstance(entry, dict):
             raise fail("expected an object", "")
         values: dict[str, Any] = {"name": name}

@@ -119,7 +119,7 @@ def _statements(lines: list[str]) -> list[_Stmt]:
 def _read(path: Path) -> tuple[str, list[str], str]:
     try:
         with open(path, encoding="utf-8", newline="") as fh:
-            text = fh.read()
+            text = fh.read().removeprefix("\ufeff")  # dropped: TOML files need no BOM
     except FileNotFoundError:
         text = ""
     lines = text.splitlines(keepends=True)

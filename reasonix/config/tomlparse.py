@@ -32,7 +32,11 @@ _KEYVAL = re.compile(
 
 
 def loads(text: str, file: str) -> dict[str, Any]:
-    """Parse ``text``; a syntax error becomes ConfigError(file=, line=)."""
+    """Parse ``text``; a syntax error becomes ConfigError(file=, line=).
+
+    A leading byte-order mark (Windows editors add one) is ignored.
+    """
+    text = text.removeprefix("\ufeff")
     try:
         data: dict[str, Any] = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -48,6 +52,11 @@ def loads(text: str, file: str) -> dict[str, Any]:
         if hasattr(exc, "msg"):  # 3.14 keeps the bare message apart
             message = str(exc.msg)
         raise ConfigError(f"invalid TOML: {message}", file=file, line=line) from None
+    except RecursionError:
+        # Thousands of nested arrays or inline tables exhaust the parser's stack.
+        raise ConfigError(
+            "invalid TOML: arrays or inline tables are nested too deeply", file=file
+        ) from None
     return data
 
 
