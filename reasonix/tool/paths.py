@@ -114,8 +114,21 @@ def forbidden_roots(ctx: ToolContext) -> list[Path]:
     return _real_roots(ctx.forbid_read)
 
 
+def _check_text(path: str | os.PathLike[str]) -> None:
+    """Refuse a model-given path with a lone surrogate (JSON ``"\\udcff"``).
+
+    No UTF-8 output the model saw names such a file, and a result that echoes
+    the name could not even be encoded.
+    """
+    try:
+        os.fspath(path).encode("utf-8")
+    except UnicodeEncodeError:
+        raise PathDenied(f"invalid path {path!r}: it is not valid Unicode text") from None
+
+
 def resolve_write(ctx: ToolContext, path: str | os.PathLike[str]) -> Path:
     """The real path a writer may use for ``path``, or raise :class:`PathDenied`."""
+    _check_text(path)
     real = real_path(path, base_dir(ctx))
     roots = write_roots(ctx)
     if any(_under(real, r) for r in roots):
@@ -140,6 +153,7 @@ def resolve_read(ctx: ToolContext, path: str | os.PathLike[str]) -> Path:
 
     Only ``forbid_read`` refuses a read; paths outside the workspace are allowed.
     """
+    _check_text(path)
     real = real_path(path, base_dir(ctx))
     lexical = Path(os.path.normpath(os.path.join(base_dir(ctx), os.path.expanduser(path))))
     entry = _forbidding_entry(real, lexical, forbidden_roots(ctx))

@@ -129,7 +129,10 @@ def test_unparsable_file(tmp_path: Path) -> None:
 
 
 def test_crlf_async_and_nested(tmp_path: Path) -> None:
-    src = "class A:\r\n    class B:\r\n        async def go(self):\r\n            pass\r\n\r\n    x = 1\r\n"
+    src = (
+        "class A:\r\n    class B:\r\n        async def go(self):\r\n"
+        "            pass\r\n\r\n    x = 1\r\n"
+    )
     (tmp_path / "c.py").write_bytes(src.encode())
     ctx = ToolContext(workspace=tmp_path)
     res = delete(ctx, "A.B.go", path="c.py")

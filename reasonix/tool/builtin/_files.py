@@ -18,7 +18,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from reasonix.errors import ToolError
+from reasonix.errors import PathDenied, ToolError
 from reasonix.tool import ToolContext
 from reasonix.tool.paths import display_path, resolve_read, resolve_write
 
@@ -31,6 +31,7 @@ __all__ = [
     "detect_encoding",
     "load_text",
     "near_names",
+    "open_real_dir",
     "resolve_edit",
     "split_lines",
     "unified_diff",
@@ -168,12 +169,59 @@ def _create_temp(directory: Path, name: str, perms: int) -> tuple[int, Path]:
             continue
 
 
+_DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
+# Where the OS lets us walk directories by descriptor, writes never follow a symlink.
+_BY_DIR_FD = (
+    hasattr(os, "O_NOFOLLOW")
+    and hasattr(os, "O_DIRECTORY")
+    and {os.open, os.mkdir, os.rename, os.unlink, os.stat} <= os.supports_dir_fd
+)
+
+
+def open_real_dir(directory: Path) -> int:
+    """Open the real (symlink-free) ``directory`` without following any symlink.
+
+    Walks one component at a time with ``O_NOFOLLOW``, creating missing
+    directories. The path came from :func:`resolve_write`, so a symlink met
+    on the way was swapped in after the check (a race to redirect the write
+    out of the write roots): refuse it instead of following it.
+    """
+    fd = os.open(directory.anchor, _DIR_FLAGS)
+    try:
+        for name in directory.parts[1:]:
+            try:
+                nxt = os.open(name, _DIR_FLAGS, dir_fd=fd)
+            except FileNotFoundError:
+                with contextlib.suppress(FileExistsError):
+                    os.mkdir(name, dir_fd=fd)
+                nxt = os.open(name, _DIR_FLAGS, dir_fd=fd)
+            except NotADirectoryError:
+                if stat.S_ISLNK(os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode):
+                    raise PathDenied(
+                        f"{directory} changed while writing (a symlink replaced a directory); "
+                        "the write was refused"
+                    ) from None
+                raise
+            os.close(fd)
+            fd = nxt
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
 def atomic_write(path: Path, data: bytes, mode: int | None = None) -> None:
     """Write ``data`` to ``path`` atomically, creating parent directories.
 
     A crash leaves either the old or the new file, never half of one. An
     existing file keeps its permission bits; a new one gets 0666 minus umask.
+    ``path`` must be real (from :func:`resolve_write`): on POSIX no symlink is
+    followed on the way to it, so a symlink planted after the path check
+    cannot redirect the write.
     """
+    if _BY_DIR_FD:
+        _write_in_dir(path, data, mode)
+        return
     path.parent.mkdir(parents=True, exist_ok=True)
     if mode is None and path.exists():
         mode = stat.S_IMODE(path.stat().st_mode)
@@ -190,6 +238,38 @@ def atomic_write(path: Path, data: bytes, mode: int | None = None) -> None:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+
+
+def _write_in_dir(path: Path, data: bytes, mode: int | None) -> None:
+    """:func:`atomic_write` through a descriptor of the parent directory."""
+    dir_fd = open_real_dir(path.parent)
+    try:
+        if mode is None:
+            with contextlib.suppress(FileNotFoundError):
+                st = os.stat(path.name, dir_fd=dir_fd, follow_symlinks=False)
+                mode = stat.S_IMODE(st.st_mode) if stat.S_ISREG(st.st_mode) else None
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+        while True:
+            tmp = f".{path.name}.{secrets.token_hex(4)}.tmp"
+            try:
+                fd = os.open(tmp, flags, 0o600 if mode is not None else 0o666, dir_fd=dir_fd)
+                break
+            except FileExistsError:
+                continue
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+                fh.flush()
+                if mode is not None:
+                    os.fchmod(fh.fileno(), mode)
+                os.fsync(fh.fileno())
+            os.rename(tmp, path.name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp, dir_fd=dir_fd)
+            raise
+    finally:
+        os.close(dir_fd)
 
 
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")

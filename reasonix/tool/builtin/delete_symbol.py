@@ -124,8 +124,8 @@ def _delete_symbol(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     lines = split_lines(tf.text)
     first, last = _span(node, lines)
     replacement: list[str] = []
-    if len(body) == 1:
-        # The only statement of a class body: keep the body valid.
+    if len(body) == 1 and body is not tree.body:
+        # The only statement of a class body: keep the body valid (a module may be empty).
         indent = lines[node.lineno - 1][: node.col_offset]
         replacement = [f"{indent}pass{tf.newline}"]
     after = last + 1

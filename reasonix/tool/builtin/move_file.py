@@ -5,11 +5,13 @@ from __future__ import annotations
 import errno
 import os
 import shutil
+from pathlib import Path
 from typing import Any
 
 from reasonix.errors import ToolError
 from reasonix.tool import ToolContext, ToolResult, register_builtin
 from reasonix.tool.base import FunctionTool
+from reasonix.tool.builtin._files import open_real_dir
 from reasonix.tool.paths import display_path, resolve_read, resolve_write
 
 __all__ = ["TOOL"]
@@ -34,6 +36,24 @@ SCHEMA: dict[str, Any] = {
 }
 
 
+def _rename(src: Path, dst: Path) -> None:
+    """Rename through descriptors of both (real) parents, so a symlink planted
+    after the path checks cannot redirect the move (see open_real_dir)."""
+    if not hasattr(os, "O_NOFOLLOW") or os.rename not in os.supports_dir_fd:
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        os.rename(src, dst)
+        return
+    src_fd = open_real_dir(src.parent)
+    try:
+        dst_fd = open_real_dir(dst.parent)
+        try:
+            os.rename(src.name, dst.name, src_dir_fd=src_fd, dst_dir_fd=dst_fd)
+        finally:
+            os.close(dst_fd)
+    finally:
+        os.close(src_fd)
+
+
 def _move(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     src = resolve_write(ctx, args["source_path"])
     # Moving a forbidden file somewhere readable would launder it past forbid_read.
@@ -48,9 +68,8 @@ def _move(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         raise ToolError(
             f"destination {dst_shown} already exists; delete it first or pick another name"
         )
-    dst.parent.mkdir(parents=True, exist_ok=True)
     try:
-        os.rename(src, dst)
+        _rename(src, dst)
     except OSError as err:
         if err.errno != errno.EXDEV:
             raise

@@ -1,0 +1,148 @@
+"""QA regressions for the file tools: check-then-write races, odd paths, delete_symbol.
+
+The race tests plant a symlink *after* the path check (what a concurrent
+process could do between resolve_write and the write) and insist the write
+is refused and nothing outside the workspace changes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from reasonix.errors import PathDenied
+from reasonix.tool import ToolContext
+from reasonix.tool.builtin import delete_symbol, edit_file, move_file, write_file
+from reasonix.tool.builtin._files import atomic_write, load_text
+from reasonix.tool.paths import resolve_write
+
+posix_only = pytest.mark.skipif(sys.platform == "win32", reason="symlink races are POSIX")
+
+
+@pytest.fixture
+def dirs(tmp_path: Path) -> tuple[Path, Path]:
+    ws = tmp_path / "ws"
+    outside = tmp_path / "outside"
+    ws.mkdir()
+    outside.mkdir()
+    return ws, outside
+
+
+def _swap_for_link(directory: Path, target: Path) -> None:
+    """Replace ``directory`` by a symlink to ``target`` (the attacker's move)."""
+    for child in directory.iterdir():
+        child.unlink()
+    directory.rmdir()
+    directory.symlink_to(target, target_is_directory=True)
+
+
+@posix_only
+def test_symlink_planted_after_the_check_is_not_followed(dirs: tuple[Path, Path]) -> None:
+    ws, outside = dirs
+    (ws / "sub").mkdir()
+    (ws / "sub" / "a.txt").write_text("old\n")
+    real = resolve_write(ToolContext(workspace=ws), "sub/a.txt")
+    _swap_for_link(ws / "sub", outside)
+    with pytest.raises(PathDenied, match="symlink"):
+        atomic_write(real, b"pwned\n")
+    assert list(outside.iterdir()) == []
+
+
+@posix_only
+def test_symlink_planted_in_a_missing_parent_is_not_followed(dirs: tuple[Path, Path]) -> None:
+    ws, outside = dirs
+    real = resolve_write(ToolContext(workspace=ws), "new/deeper/a.txt")
+    (ws / "new").symlink_to(outside, target_is_directory=True)
+    with pytest.raises(PathDenied):
+        atomic_write(real, b"pwned\n")
+    assert list(outside.iterdir()) == []
+
+
+@posix_only
+def test_edit_after_swap_leaves_outside_untouched(dirs: tuple[Path, Path]) -> None:
+    ws, outside = dirs
+    (ws / "sub").mkdir()
+    (ws / "sub" / "a.txt").write_text("old\n")
+    (outside / "a.txt").write_text("old\n")
+    tf = load_text(resolve_write(ToolContext(workspace=ws), "sub/a.txt"), "sub/a.txt")
+    (ws / "sub" / "a.txt").unlink()
+    (ws / "sub").rmdir()
+    (ws / "sub").symlink_to(outside, target_is_directory=True)
+    with pytest.raises(PathDenied):
+        tf.save("new\n")
+    assert (outside / "a.txt").read_text() == "old\n"
+
+
+@posix_only
+def test_atomic_write_keeps_mode_and_creates_parents(dirs: tuple[Path, Path]) -> None:
+    ws, _ = dirs
+    script = ws / "run.sh"
+    script.write_text("echo hi\n")
+    script.chmod(0o751)
+    atomic_write(script, b"echo ho\n")
+    assert script.read_text() == "echo ho\n"
+    assert script.stat().st_mode & 0o777 == 0o751
+    atomic_write(ws / "a" / "b" / "c.txt", b"x")
+    assert (ws / "a" / "b" / "c.txt").read_bytes() == b"x"
+    assert [p.name for p in ws.iterdir() if p.name.endswith(".tmp")] == []
+
+
+@posix_only
+def test_write_into_a_file_path_is_an_error(dirs: tuple[Path, Path]) -> None:
+    ws, _ = dirs
+    (ws / "f.txt").write_text("x\n")
+    res = write_file.TOOL.execute(
+        json.dumps({"path": "f.txt/inner.txt", "content": "y"}), ToolContext(workspace=ws)
+    )
+    assert res.is_error
+    assert (ws / "f.txt").read_text() == "x\n"
+
+
+@posix_only
+def test_move_file_still_works_through_descriptors(dirs: tuple[Path, Path]) -> None:
+    ws, outside = dirs
+    (ws / "a.txt").write_text("a\n")
+    ctx = ToolContext(workspace=ws)
+    res = move_file.TOOL.execute(
+        json.dumps({"source_path": "a.txt", "destination_path": "x/y/b.txt"}), ctx
+    )
+    assert not res.is_error, res.content
+    assert (ws / "x" / "y" / "b.txt").read_text() == "a\n"
+    assert not (ws / "a.txt").exists()
+    assert list(outside.iterdir()) == []
+
+
+def test_lone_surrogate_path_is_refused_before_anything_is_written(tmp_path: Path) -> None:
+    ctx = ToolContext(workspace=tmp_path)
+    res = write_file.TOOL.execute('{"path": "bad\\udcff.txt", "content": "x"}', ctx)
+    assert res.is_error
+    assert "not valid Unicode" in res.content
+    assert list(tmp_path.iterdir()) == []
+    res = edit_file.TOOL.execute(
+        '{"path": "bad\\udcff.txt", "old_string": "a", "new_string": "b"}', ctx
+    )
+    assert res.is_error
+    assert "internal error" not in res.content
+
+
+def test_delete_only_module_statement_leaves_an_empty_module(tmp_path: Path) -> None:
+    (tmp_path / "m.py").write_text("def f():\n    return 1\n")
+    res = delete_symbol.TOOL.execute(
+        json.dumps({"path": "m.py", "name": "f"}), ToolContext(workspace=tmp_path)
+    )
+    assert not res.is_error, res.content
+    assert (tmp_path / "m.py").read_text() == ""
+
+
+def test_delete_only_class_member_still_keeps_pass(tmp_path: Path) -> None:
+    (tmp_path / "m.py").write_text("class C:\n    def f(self):\n        return 1\n")
+    res = delete_symbol.TOOL.execute(
+        json.dumps({"path": "m.py", "name": "C.f"}), ToolContext(workspace=tmp_path)
+    )
+    assert not res.is_error, res.content
+    assert (tmp_path / "m.py").read_text() == "class C:\n    pass\n"
+    assert os.path.getsize(tmp_path / "m.py") > 0
