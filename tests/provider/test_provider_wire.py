@@ -161,6 +161,13 @@ def test_openai_fold_without_index_and_deepseek_usage() -> None:
     assert (usage.input_tokens, usage.cache_read_tokens, usage.output_tokens) == (10, 8, 3)
 
 
+def test_openai_fold_arguments_sent_as_an_object() -> None:
+    f = OpenAIFolder()
+    call = {"index": 0, "id": "a", "function": {"name": "x", "arguments": {"k": "é"}}}
+    f.feed(delta({"tool_calls": [call]}, "tool_calls"))
+    assert f.finish()[0].tool_call == ToolCall("a", "x", '{"k": "é"}')
+
+
 def test_openai_fold_finish_without_done_marker_is_accepted() -> None:
     f = OpenAIFolder()
     f.feed(delta({"content": "x"}, "stop"))

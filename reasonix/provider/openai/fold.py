@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from reasonix.errors import ProviderStreamError
@@ -84,6 +85,8 @@ class OpenAIFolder:
         if fn.get("name") and not call.name:
             call.name = str(fn["name"])
         args = fn.get("arguments")
+        if isinstance(args, dict):  # some local servers send the object, not its text
+            args = json.dumps(args, ensure_ascii=False)
         if isinstance(args, str) and args:
             call.parts.append(args)
 
