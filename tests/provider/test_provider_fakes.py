@@ -103,3 +103,17 @@ def test_serve_subprocess(tmp_path: Path) -> None:
         proc.terminate()
         proc.wait(10)
     assert json.loads(log.read_text().splitlines()[0])["path"] == "/chat/completions"
+
+
+def test_steps_roundtrip_through_dicts() -> None:
+    from fakes import step_from_dict
+
+    steps = [
+        Turn.tools([ToolSpec("a", '{"x":1}', id="c1")], text="t", delay=0.1, cut_after=3),
+        Fault.status(429, retry_after=2, message="slow down"),
+        Fault.reset(),
+        Fault.stall(1.5),
+        Fault.context_overflow(),
+    ]
+    assert [step_from_dict(json.loads(json.dumps(s.to_dict()))) for s in steps] == steps
+    assert step_from_dict({"text": "plain"}) == Turn(text="plain")
