@@ -123,13 +123,15 @@ JSON_REPLY_LIMIT = 1 << 20
 def _json_instead_of_stream(resp: StreamResponse) -> ProviderAPIError:
     # Some gateways answer 200 with a JSON error (quota, moderation) even when
     # asked to stream; its message is worth more than "stream ended early".
-    data = b""
+    parts: list[bytes] = []
+    size = 0
     with resp:
         for chunk in resp.chunks():
-            data += chunk
-            if len(data) > JSON_REPLY_LIMIT:
+            parts.append(chunk)
+            size += len(chunk)
+            if size > JSON_REPLY_LIMIT:
                 break
-    text = data.decode("utf-8", "replace")
+    text = b"".join(parts).decode("utf-8", "replace")
     message = vendor_message(text)
     if '"error"' not in text:
         message = f"expected an event stream, got a JSON body: {message}"
