@@ -149,9 +149,11 @@ def update_dotenv(
         if not is_valid_key(key):
             raise ConfigError(f"invalid variable name {key!r}", file=str(path), key=key)
     try:
-        old = Path(path).read_text(encoding="utf-8")
+        old = Path(path).read_text(encoding="utf-8-sig")
     except FileNotFoundError:
         old = ""
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read: {exc}", file=str(path)) from None
     out: list[str] = []
     written: set[str] = set()
     for line in old.splitlines():
@@ -175,4 +177,8 @@ def update_dotenv(
     for key in sorted(to_clear - set(set_values)):
         out.append(f"# reasonix-cleared {key}")
     text = "\n".join(out) + "\n" if out else ""
-    write_atomic(Path(path), text, mode=0o600)
+    try:
+        write_atomic(Path(path), text, mode=0o600)
+    except OSError as exc:
+        where = f" ({exc.filename})" if exc.filename and str(exc.filename) != str(path) else ""
+        raise ConfigError(f"cannot write: {exc.strerror or exc}{where}", file=str(path)) from None

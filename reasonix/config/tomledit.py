@@ -122,6 +122,10 @@ def _read(path: Path) -> tuple[str, list[str], str]:
             text = fh.read().removeprefix("\ufeff")  # dropped: TOML files need no BOM
     except FileNotFoundError:
         text = ""
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"not UTF-8 text: {exc.reason}", file=str(path)) from None
+    except OSError as exc:
+        raise ConfigError(f"cannot read: {exc.strerror or exc}", file=str(path)) from None
     lines = text.splitlines(keepends=True)
     newline = "\r\n" if lines and lines[0].endswith("\r\n") else "\n"
     return text, lines, newline
@@ -135,7 +139,11 @@ def _write(path: Path, lines: list[str]) -> None:
         raise ConfigError(
             f"refusing to write: the edit would leave invalid TOML ({exc.detail})", file=str(path)
         ) from None
-    write_atomic(path, text)
+    try:
+        write_atomic(path, text)
+    except OSError as exc:
+        where = f" ({exc.filename})" if exc.filename and str(exc.filename) != str(path) else ""
+        raise ConfigError(f"cannot write: {exc.strerror or exc}{where}", file=str(path)) from None
 
 
 def _matches(stmt: _Stmt, table: str, key: str) -> bool:

@@ -12,7 +12,7 @@ import pytest
 
 from reasonix.cli.main import main
 from reasonix.config import load, paths
-from reasonix.config.dotenv import parse_dotenv, read_dotenv
+from reasonix.config.dotenv import parse_dotenv, read_dotenv, update_dotenv
 from reasonix.config.legacy import save_setting
 from reasonix.errors import ConfigError
 
@@ -137,3 +137,35 @@ def test_non_utf8_dotenv_is_a_config_error(
     err = capsys.readouterr().err
     assert str(home_env) in err
     assert "internal error" not in err
+
+
+def test_compact_ratio_write_failure_is_a_message_not_an_internal_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    blocker = tmp_path / "home-is-a-file"
+    blocker.write_text("x", encoding="utf-8")
+    monkeypatch.setenv("REASONIX_HOME", str(blocker))
+    monkeypatch.chdir(tmp_path)
+    assert main(["config", "compact-ratio", "0.7"]) == 2
+    err = capsys.readouterr().err
+    assert str(blocker / "config.toml") in err
+    assert "internal error" not in err
+    (tmp_path / "reasonix.toml").mkdir()
+    monkeypatch.setenv("REASONIX_HOME", str(tmp_path / "home"))
+    assert main(["config", "compact-ratio", "--local", "0.7"]) == 2
+    err = capsys.readouterr().err
+    assert str(tmp_path / "reasonix.toml") in err
+    assert "internal error" not in err
+
+
+def test_dotenv_update_into_a_blocked_directory_is_a_config_error(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("x", encoding="utf-8")
+    with pytest.raises(ConfigError) as info:
+        update_dotenv(blocker / ".env", {"A": "1"})
+    assert str(blocker / ".env") in str(info.value)
+    bom = tmp_path / ".env"
+    bom.write_bytes(b"\xef\xbb\xbfA=1\n")
+    update_dotenv(bom, {"B": "2"})
+    assert read_dotenv(bom).values == {"A": "1", "B": "2"}
+    assert bom.read_bytes().startswith(b"A=1\n")
