@@ -32,6 +32,7 @@ from reasonix.provider.types import Message, Role
 __all__ = [
     "Session",
     "SessionInfo",
+    "copy_session",
     "find_session",
     "latest_session",
     "list_sessions",
@@ -303,15 +304,7 @@ class Session:
 
     def copy(self, workspace: Path) -> Session:
         """A new session holding this one's records (``--copy``); this one is left untouched."""
-        meta = dict(self.meta)
-        meta.pop("id", None)
-        meta["copied_from"] = self.id
-        new = Session.create(workspace, meta)
-        for rec in self._records:
-            if rec.get("type") != "meta":
-                new.append(rec)
-        new.sync()
-        return new
+        return copy_session(self._records, workspace)
 
     # -- writing --------------------------------------------------------------
     def append(self, record: dict[str, Any]) -> None:
@@ -383,6 +376,28 @@ class Session:
         """The latest title record, or ""."""
         titles = [str(r.get("title", "")) for r in self.iter_type("title")]
         return titles[-1] if titles else ""
+
+
+def copy_session(
+    records: list[dict[str, Any]], workspace: Path, meta: dict[str, Any] | None = None
+) -> Session:
+    """A new session continuing ``records`` (``--copy``); needs no lease on the source.
+
+    The new meta record keeps the source's system prompt and model, so the
+    copy's requests start with the same prefix; ``meta`` fills what it lacks.
+    """
+    old = next((r for r in records if r.get("type") == "meta"), {})
+    merged = {
+        **(meta or {}),
+        **{k: v for k, v in old.items() if k not in ("type", "id", "version", "created")},
+    }
+    merged["copied_from"] = old.get("id", "")
+    new = Session.create(workspace, merged)
+    for rec in records:
+        if rec.get("type") != "meta":
+            new.append(rec)
+    new.sync()
+    return new
 
 
 def _repair_tail(path: Path) -> None:

@@ -69,32 +69,23 @@ def event_json(event: Event) -> dict[str, Any] | None:
     return None
 
 
+# What --events-jsonl keeps: lifecycle events only, minus every field that could
+# carry a prompt, an argument, an output or a path.
+_LIFECYCLE = frozenset(
+    {"request", "tool_start", "tool_end", "usage", "notice", "approval_request", "error"}
+)
+_SECRET_FIELDS = frozenset({"text", "arguments", "content", "message"})
+
+
 def redacted_event(event: Event) -> dict[str, Any] | None:
     """The ``--events-jsonl`` form: lifecycle only — no prompts, arguments, outputs or paths."""
-    if isinstance(event, StepStart):
-        return {"event": "request", "step": event.step}
-    if isinstance(event, ToolStart):
-        return {"event": "tool_start", "id": event.call_id, "tool": event.name}
-    if isinstance(event, ToolEnd):
-        return {
-            "event": "tool_end",
-            "id": event.call_id,
-            "tool": event.name,
-            "is_error": event.is_error,
-            "blocked": event.blocked,
-            "duration_ms": int(event.seconds * 1000),
-        }
-    if isinstance(event, UsageReport):
-        return {"event": "usage", "step": event.step, **usage_fields(event.usage)}
-    if isinstance(event, Notice):
-        return {"event": "notice", "kind": event.kind}
-    if isinstance(event, ApprovalRequested):
-        return {"event": "approval_request"}
     if isinstance(event, Done):
         return {"event": "done", "reason": event.reason, "steps": event.steps}
-    if isinstance(event, Error):
-        return {"event": "error", "error": type(event.error).__name__}
-    return None
+    obj = event_json(event)
+    if obj is None or obj["type"] not in _LIFECYCLE:
+        return None
+    kind = obj.pop("type")
+    return {"event": kind, **{k: v for k, v in obj.items() if k not in _SECRET_FIELDS}}
 
 
 class EventLog:

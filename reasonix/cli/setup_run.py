@@ -25,7 +25,13 @@ from reasonix.agent.execute import EventApprover
 from reasonix.agent.instructions import instruction_block, load_instructions
 from reasonix.agent.loop import Agent
 from reasonix.agent.prompt import system_prompt
-from reasonix.agent.session import Session, find_session, latest_session
+from reasonix.agent.session import (
+    Session,
+    copy_session,
+    find_session,
+    latest_session,
+    read_records,
+)
 from reasonix.config.model import Config, ResolvedModel
 from reasonix.errors import UsageError
 from reasonix.tool import Registry, ToolContext
@@ -194,22 +200,8 @@ def _session(
             raise UsageError("--copy needs -c/--continue or -r/--resume")
         return Session.create(workspace, meta), False
     if getattr(args, "copy", False):
-        from reasonix.agent.session import read_records
-
-        return _copy_records(read_records(path), workspace, meta), True
+        return copy_session(read_records(path), workspace, meta), True
     return Session.open(path), True
-
-
-def _copy_records(records: list[dict[str, Any]], workspace: Path, meta: dict[str, Any]) -> Session:
-    old = next((r for r in records if r.get("type") == "meta"), {})
-    merged = {**meta, **{k: v for k, v in old.items() if k not in ("type", "id", "version")}}
-    merged["copied_from"] = old.get("id", "")
-    new = Session.create(workspace, merged)
-    for rec in records:
-        if rec.get("type") != "meta":
-            new.append(rec)
-    new.sync()
-    return new
 
 
 def _gate(

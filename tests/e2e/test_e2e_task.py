@@ -8,13 +8,13 @@ result and the DESIGN §4 JSON result object on stdout.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from e2e_task_env import clean_env, write_project
 from fakes import FakeServer, ToolSpec, Turn
 
 KINDS = ("openai", "anthropic", "responses")
@@ -23,27 +23,15 @@ CALC = "def add(a, b):\n    return a - b\n"
 TEST = "from calc import add\nassert add(2, 3) == 5, add(2, 3)\nprint('calc test ok')\n"
 
 
-def write_project(ws: Path, kind: str, url: str) -> None:
-    """A workspace whose ./reasonix.toml points one provider of ``kind`` at the fake."""
-    ws.mkdir(parents=True, exist_ok=True)
+def setup(ws: Path, kind: str, url: str) -> None:
+    """The task's files plus a reasonix.toml pointing at the fake."""
+    write_project(ws, url, kind)
     (ws / "calc.py").write_text(CALC)
     (ws / "test_calc.py").write_text(TEST)
-    (ws / "reasonix.toml").write_text(
-        'default_model = "fake/fake-model"\n\n[[providers]]\nname = "fake"\n'
-        f'kind = "{kind}"\nbase_url = "{url}"\nmodels = ["fake-model"]\n'
-        'api_key_env = "FAKE_PROVIDER_KEY"\n'
-    )
 
 
-def run_env(home: Path) -> dict[str, str]:
-    """A clean environment: a fresh REASONIX_HOME and the fake provider's key."""
-    return {
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "HOME": str(home),
-        "LANG": "C.UTF-8",
-        "REASONIX_HOME": str(home / "rx"),
-        "FAKE_PROVIDER_KEY": "sk-fake",
-    }
+def run_env(tmp_path: Path) -> dict[str, str]:
+    return clean_env(tmp_path, source_tree=False)  # the archive must run on its own
 
 
 USAGE = {
@@ -77,7 +65,7 @@ def tool_texts(body: dict[str, Any]) -> str:
 def test_scripted_task_completes(pyz: Path, tmp_path: Path, kind: str) -> None:
     ws = tmp_path / "repo"
     with FakeServer(kind, task_script()) as srv:
-        write_project(ws, kind, srv.url)
+        setup(ws, kind, srv.url)
         proc = subprocess.run(
             [sys.executable, str(pyz), "run", "--output-format", "json", "-y", "fix add()"],
             cwd=ws,
@@ -114,7 +102,7 @@ def test_scripted_task_completes(pyz: Path, tmp_path: Path, kind: str) -> None:
 def test_failure_still_prints_the_result_object(pyz: Path, tmp_path: Path) -> None:
     ws = tmp_path / "repo"
     with FakeServer("openai", []) as srv:  # an exhausted script answers HTTP 400
-        write_project(ws, "openai", srv.url)
+        setup(ws, "openai", srv.url)
         proc = subprocess.run(
             [sys.executable, str(pyz), "run", "--json", "hello"],
             cwd=ws, env=run_env(tmp_path), capture_output=True, text=True, timeout=60,
@@ -128,7 +116,7 @@ def test_failure_still_prints_the_result_object(pyz: Path, tmp_path: Path) -> No
 @pytest.mark.e2e
 def test_usage_error_is_json_and_exit_2(pyz: Path, tmp_path: Path) -> None:
     ws = tmp_path / "repo"
-    write_project(ws, "openai", "http://127.0.0.1:9")
+    setup(ws, "openai", "http://127.0.0.1:9")
     proc = subprocess.run(
         [sys.executable, str(pyz), "run", "--json", "--resume", "nothing-like-this", "hi"],
         cwd=ws, env=run_env(tmp_path), capture_output=True, text=True, timeout=60,

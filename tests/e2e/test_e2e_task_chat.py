@@ -13,10 +13,10 @@ import time
 from pathlib import Path
 
 import pytest
+from e2e_task_env import clean_env, write_project
 from fakes import FakeServer, ToolSpec, Turn
 
 pty = pytest.importorskip("pty")
-ROOT = Path(__file__).resolve().parents[2]
 _CTTY = (
     "import fcntl, os, sys, termios; fcntl.ioctl(0, termios.TIOCSCTTY, 0); "
     "os.execv(sys.argv[1], sys.argv[1:])"
@@ -76,20 +76,8 @@ def test_chat_cancel_approve_always_and_exit(tmp_path: Path) -> None:
         Turn.text_only("made it"),
     ]
     with FakeServer("openai", script) as srv:
-        (ws / "reasonix.toml").write_text(
-            'default_model = "fake/fake-model"\n\n[[providers]]\nname = "fake"\n'
-            f'kind = "openai"\nbase_url = "{srv.url}"\nmodels = ["fake-model"]\n'
-            'api_key_env = "FAKE_PROVIDER_KEY"\n'
-        )
-        env = {
-            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-            "HOME": str(tmp_path),
-            "LANG": "C.UTF-8",
-            "TERM": "dumb",
-            "PYTHONPATH": str(ROOT),
-            "REASONIX_HOME": str(tmp_path / "rx"),
-            "FAKE_PROVIDER_KEY": "sk-fake",
-        }
+        write_project(ws, srv.url)
+        env = {**clean_env(tmp_path), "TERM": "dumb"}
         term = Term([sys.executable, "-m", "reasonix", "--plain"], ws, env)
         try:
             term.expect("› ")

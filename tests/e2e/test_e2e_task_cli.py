@@ -4,36 +4,23 @@ stdin, continue/resume/copy, the session lease and headless fail-closed approval
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
+from e2e_task_env import ROOT, clean_env, write_project
 from fakes import FakeServer, ToolSpec, Turn
 
-ROOT = Path(__file__).resolve().parents[2]
 SECRET = "SECRET-PROMPT-4711"
 
 
 def project(tmp_path: Path, url: str) -> tuple[Path, dict[str, str]]:
     ws = tmp_path / "repo"
-    ws.mkdir(exist_ok=True)
+    write_project(ws, url)
     (ws / "notes.txt").write_text("NOTE-CONTENT-0815\n")
-    (ws / "reasonix.toml").write_text(
-        'default_model = "fake/fake-model"\n\n[[providers]]\nname = "fake"\nkind = "openai"\n'
-        f'base_url = "{url}"\nmodels = ["fake-model"]\napi_key_env = "FAKE_PROVIDER_KEY"\n'
-    )
-    env = {
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "HOME": str(tmp_path),
-        "LANG": "C.UTF-8",
-        "PYTHONPATH": str(ROOT),
-        "REASONIX_HOME": str(tmp_path / "rx"),
-        "FAKE_PROVIDER_KEY": "sk-fake",
-    }
-    return ws, env
+    return ws, clean_env(tmp_path)
 
 
 def run(

@@ -18,29 +18,16 @@ import time
 from pathlib import Path
 
 import pytest
+from e2e_task_env import clean_env, write_project
 from fakes import FakeServer, ToolSpec, Turn
 
 from reasonix.agent.session import Session, latest_session
 
-ROOT = Path(__file__).resolve().parents[2]
-
 
 def setup_ws(tmp_path: Path, url: str) -> tuple[Path, dict[str, str]]:
     ws = tmp_path / "repo"
-    ws.mkdir(exist_ok=True)
-    (ws / "reasonix.toml").write_text(
-        'default_model = "fake/fake-model"\n\n[[providers]]\nname = "fake"\nkind = "openai"\n'
-        f'base_url = "{url}"\nmodels = ["fake-model"]\napi_key_env = "FAKE_PROVIDER_KEY"\n'
-    )
-    env = {
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "HOME": str(tmp_path),
-        "LANG": "C.UTF-8",
-        "PYTHONPATH": str(ROOT),
-        "REASONIX_HOME": str(tmp_path / "rx"),
-        "FAKE_PROVIDER_KEY": "sk-fake",
-    }
-    return ws, env
+    write_project(ws, url)
+    return ws, clean_env(tmp_path)
 
 
 def reasonix(*args: str) -> list[str]:
