@@ -16,6 +16,7 @@ import socket
 import time
 import urllib.error
 import urllib.request
+import zlib
 from email.message import Message
 from typing import Any
 from urllib.parse import urljoin, urlsplit
@@ -175,6 +176,24 @@ def _charset(headers: Message, body: bytes) -> str:
     return charset
 
 
+def _decode_content(headers: Message, body: bytes) -> bytes:
+    """Undo a gzip/deflate Content-Encoding (sent by some servers though we never ask).
+
+    The output is capped like the download; a body that does not inflate is
+    returned as it came.
+    """
+    coding = (headers.get("Content-Encoding") or "").strip().lower()
+    if coding not in ("gzip", "x-gzip", "deflate") or not body:
+        return body
+    # wbits 47 = gzip or zlib header auto-detected; -15 = raw deflate (old servers).
+    for wbits in (47, -15):
+        try:
+            return zlib.decompressobj(wbits).decompress(body, MAX_BYTES)
+        except zlib.error:
+            continue
+    return body
+
+
 def _web_fetch(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     url = args["url"].strip()
     try:
@@ -182,6 +201,7 @@ def _web_fetch(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     except (urllib.error.URLError, OSError, ValueError) as err:
         reason = getattr(err, "reason", err)
         raise ToolError(f"could not fetch {url}: {reason}") from err
+    body = _decode_content(headers, body)
     ctype = (headers.get_content_type() or "").lower()
     declared = headers.get("Content-Type") is not None
     text_like = (not declared) or ctype.startswith(_TEXT_TYPES) or ctype.endswith(_TEXT_TYPES)
