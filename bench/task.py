@@ -80,7 +80,9 @@ class TimedServer:
         self.srv._handle = handle  # type: ignore[method-assign]
 
 
-def one_run(argv_for: Callable[[str], list[str]], env: dict[str, str]) -> dict[str, float]:
+def one_run(
+    argv_for: Callable[[str], list[str]], env: dict[str, str], extra_toml: str = ""
+) -> dict[str, float]:
     """Run one program on a fresh workspace; return its three figures."""
     with tempfile.TemporaryDirectory() as tmp:
         ws = Path(tmp) / "repo"
@@ -92,7 +94,7 @@ def one_run(argv_for: Callable[[str], list[str]], env: dict[str, str]) -> dict[s
             (ws / "reasonix.toml").write_text(
                 'default_model = "fake/fake-model"\n[[providers]]\nname = "fake"\n'
                 f'kind = "openai"\nbase_url = "{srv.url}"\nmodels = ["fake-model"]\n'
-                'api_key_env = "FAKE_PROVIDER_KEY"\n'
+                'api_key_env = "FAKE_PROVIDER_KEY"\n' + extra_toml
             )
             run_env = dict(env, REASONIX_HOME=str(Path(tmp) / "rx"))
             start = time.monotonic()
@@ -113,10 +115,10 @@ def one_run(argv_for: Callable[[str], list[str]], env: dict[str, str]) -> dict[s
 
 
 def median_of(
-    runs: int, argv_for: Callable[[str], list[str]], env: dict[str, str]
+    runs: int, argv_for: Callable[[str], list[str]], env: dict[str, str], extra_toml: str = ""
 ) -> dict[str, float]:
     """Per-figure medians over ``runs`` runs."""
-    results = [one_run(argv_for, env) for _ in range(runs)]
+    results = [one_run(argv_for, env, extra_toml) for _ in range(runs)]
     return {k: statistics.median(r[k] for r in results) for k in results[0]}
 
 
@@ -127,6 +129,11 @@ def main() -> int:
     ap.add_argument("--pyz", default=str(ROOT / "dist" / "reasonix.pyz"))
     ap.add_argument(
         "--source", action="store_true", help="run `python -m reasonix` from this tree instead"
+    )
+    ap.add_argument(
+        "--no-sandbox",
+        action="store_true",
+        help='set [sandbox] bash = "off" (the reference runs bash unsandboxed)',
     )
     args = ap.parse_args()
     if not args.source and not Path(args.pyz).is_file():
@@ -142,8 +149,9 @@ def main() -> int:
     program = ["-m", "reasonix"] if args.source else [args.pyz]
     if args.source:
         env["PYTHONPATH"] = str(ROOT)
+    extra = '\n[sandbox]\nbash = "off"\n' if args.no_sandbox else ""
     ours = median_of(
-        args.runs, lambda url: [sys.executable, *program, "run", "--json", "-y", prompt], env
+        args.runs, lambda url: [sys.executable, *program, "run", "--json", "-y", prompt], env, extra
     )
     ref = median_of(
         args.runs,
