@@ -188,3 +188,15 @@ def test_mcp_server_tools_reach_the_model(tmp_path: Path) -> None:
     assert "mcp__sdk__echo" in tools and "use_capability" in tools
     end = next(json.loads(x) for x in proc.stdout.splitlines() if '"tool_end"' in x)
     assert "echo: over mcp" in end["content"] and not end["is_error"], end
+
+
+def test_dir_flag_runs_in_another_directory(tmp_path: Path) -> None:
+    with FakeServer("openai", read_turns()) as srv:
+        ws, env = project(tmp_path, srv.url)
+        elsewhere = tmp_path / "elsewhere"
+        elsewhere.mkdir()
+        proc = run(elsewhere, env, "run", "--json", "--dir", str(ws), "read the note")
+    assert proc.returncode == 0, proc.stderr
+    assert result(proc)["result"] == "The note says NOTE-CONTENT-0815."
+    bad = run(elsewhere, env, "run", "--json", "--dir", str(tmp_path / "missing"), "x")
+    assert bad.returncode == 2
