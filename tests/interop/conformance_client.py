@@ -7,13 +7,27 @@ name in ``MCP_CONFORMANCE_SCENARIO`` (and scenario data as JSON in
 list the tools and call each one (``add_numbers`` with numbers, the rest with
 no arguments), then close. The exit code is 0 when the scenario's steps ran;
 the suite itself judges conformance from the traffic it saw.
+
+Auth scenarios: when the OAuth modules are present, a 401 at connect starts
+the authorization-code flow (``oauth_flow.authorize``) with a headless
+"browser" that follows the auto-approving server's redirects to our loopback
+listener, then reconnects with the OAuth hook — what ``reasonix mcp auth``
+and a later run do. A pre-registered client comes from the scenario context.
+Credentials live in a throw-away ``REASONIX_HOME``.
 """
 
 from __future__ import annotations
 
+import importlib
+import json
 import os
 import sys
+import tempfile
+import threading
+import urllib.error
+import urllib.request
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[2]
 if str(REPO) not in sys.path:
@@ -21,21 +35,69 @@ if str(REPO) not in sys.path:
 
 from reasonix.cancel import Cancel  # noqa: E402 - after the path set-up above
 from reasonix.config.model import McpServerConfig  # noqa: E402
-from reasonix.errors import ReasonixError  # noqa: E402
+from reasonix.errors import PluginError, ReasonixError  # noqa: E402
 from reasonix.plugin.mcp.connect import ConnectOptions, open_client  # noqa: E402
 
 ARGUMENTS = {"add_numbers": {"a": 5, "b": 3}}
 
 
-def run(url: str, scenario: str) -> int:
-    """Drive one scenario against ``url``; 0 on success."""
+def _oauth() -> tuple[Any, Any, Any] | None:
+    """The OAuth modules (hook, flow, metadata types), or None before they exist."""
+    try:
+        return (
+            importlib.import_module("reasonix.plugin.mcp.oauth"),
+            importlib.import_module("reasonix.plugin.mcp.oauth_flow"),
+            importlib.import_module("reasonix.plugin.mcp.oauth_meta"),
+        )
+    except ImportError:
+        return None
+
+
+def _visit(url: str) -> None:
+    """Play the user's browser: open the URL on a thread, following redirects."""
+
+    def go() -> None:
+        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+        try:
+            with opener.open(url, timeout=30) as resp:
+                resp.read()
+        except (urllib.error.URLError, OSError) as exc:
+            print(f"browser: {url}: {exc}", file=sys.stderr)
+
+    threading.Thread(target=go, daemon=True).start()
+
+
+def _authorize(server: McpServerConfig, oauth: tuple[Any, Any, Any]) -> None:
+    """What `reasonix mcp auth` does, with the scenario's pre-registered client if any."""
+    _, flow, meta = oauth
+    context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
+    client = None
+    if context.get("client_id"):
+        secret = str(context.get("client_secret") or "")
+        client = meta.ClientInfo(
+            client_id=str(context["client_id"]),
+            client_secret=secret,
+            auth_method="client_secret_basic" if secret else "none",
+            registered=False,
+        )
+    flow.authorize(
+        server.name,
+        server.url,
+        open_url=_visit,
+        challenge=flow.probe(server.url),
+        client=client,
+        timeout=30,
+    )
+
+
+def _scenario(server: McpServerConfig, scenario: str, oauth: tuple[Any, Any, Any] | None) -> None:
+    """Connect, list the tools and call each one (errors of a call are reported, not fatal)."""
     notices: list[str] = []
-    server = McpServerConfig("conformance", type="http", url=url)
-    opts = ConnectOptions(workspace=Path.cwd(), on_notice=notices.append)
+    hook = oauth[0].OAuthAuth(server.name, server.url, open_url=_visit) if oauth else None
+    opts = ConnectOptions(workspace=Path.cwd(), on_notice=notices.append, auth=hook)
     client = open_client(server, opts, Cancel.with_timeout(30))
     try:
-        tools = client.list_all("tools/list", "tools", timeout=30)
-        for tool in tools:
+        for tool in client.list_all("tools/list", "tools", timeout=30):
             name = str(tool.get("name"))
             try:
                 client.request(
@@ -47,8 +109,21 @@ def run(url: str, scenario: str) -> int:
                 print(f"{scenario}: {name} failed: {exc}", file=sys.stderr)
     finally:
         client.close()
-    for text in notices:
-        print(f"notice: {text}", file=sys.stderr)
+        for text in notices:
+            print(f"notice: {text}", file=sys.stderr)
+
+
+def run(url: str, scenario: str) -> int:
+    """Drive one scenario against ``url``; authorise once when the server demands it."""
+    server = McpServerConfig("conformance", type="http", url=url)
+    oauth = _oauth()
+    try:
+        _scenario(server, scenario, oauth)
+    except PluginError as exc:
+        if oauth is None or ("401" not in str(exc) and "mcp auth" not in str(exc)):
+            raise
+        _authorize(server, oauth)
+        _scenario(server, scenario, oauth)
     return 0
 
 
@@ -58,11 +133,13 @@ def main(argv: list[str]) -> int:
         print("usage: conformance_client.py SERVER_URL", file=sys.stderr)
         return 2
     scenario = os.environ.get("MCP_CONFORMANCE_SCENARIO", "")
-    try:
-        return run(argv[-1], scenario)
-    except ReasonixError as exc:
-        print(f"{scenario}: {exc}", file=sys.stderr)
-        return 1
+    with tempfile.TemporaryDirectory(prefix="rx-conformance-") as home:
+        os.environ["REASONIX_HOME"] = home  # OAuth state of one scenario, thrown away after
+        try:
+            return run(argv[-1], scenario)
+        except ReasonixError as exc:
+            print(f"{scenario}: {exc}", file=sys.stderr)
+            return 1
 
 
 if __name__ == "__main__":

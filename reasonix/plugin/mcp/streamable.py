@@ -191,7 +191,12 @@ class StreamableHttpTransport:
                 if status in (401, 403) and auth_retry:
                     auth_retry = False
                     assert self.auth is not None
-                    if self.auth.on_status(status, dict(resp.getheaders())):
+                    try:
+                        retry = self.auth.on_status(status, dict(resp.getheaders()))
+                    except PluginError as exc:  # the hook's own advice ("run reasonix mcp auth")
+                        self._fail(message, str(exc), status)
+                        return
+                    if retry:
                         continue
                 if status >= 400:
                     text = _read_excerpt(resp)
