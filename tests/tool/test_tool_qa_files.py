@@ -146,3 +146,25 @@ def test_delete_only_class_member_still_keeps_pass(tmp_path: Path) -> None:
     assert not res.is_error, res.content
     assert (tmp_path / "m.py").read_text() == "class C:\n    pass\n"
     assert os.path.getsize(tmp_path / "m.py") > 0
+
+
+@posix_only
+@pytest.mark.skipif(
+    sys.platform == "win32" or os.geteuid() == 0, reason="root ignores directory permissions"
+)
+def test_search_only_parent_does_not_block_writes(tmp_path: Path) -> None:
+    locked = tmp_path / "locked"
+    ws = locked / "ws"
+    ws.mkdir(parents=True)
+    locked.chmod(0o311)  # search and write, no read: like a 0711 home directory
+    try:
+        ctx = ToolContext(workspace=ws)
+        res = write_file.TOOL.execute(json.dumps({"path": "a.txt", "content": "x\n"}), ctx)
+        assert not res.is_error, res.content
+        res = move_file.TOOL.execute(
+            json.dumps({"source_path": "a.txt", "destination_path": "d/b.txt"}), ctx
+        )
+        assert not res.is_error, res.content
+        assert (ws / "d" / "b.txt").read_text() == "x\n"
+    finally:
+        locked.chmod(0o755)

@@ -24,6 +24,7 @@ from reasonix.tool.paths import display_path, resolve_read, resolve_write
 
 __all__ = [
     "SNIFF_BYTES",
+    "WALK_NEEDS_READ",
     "TextFile",
     "atomic_write",
     "binary_kind",
@@ -169,7 +170,15 @@ def _create_temp(directory: Path, name: str, perms: int) -> tuple[int, Path]:
             continue
 
 
-_DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
+# O_PATH (Linux) needs only search permission, like a path lookup: a parent
+# with mode 0711 must not become unwritable. Elsewhere O_RDONLY needs read
+# permission, so a refused walk falls back to plain path operations.
+_DIR_FLAGS = (
+    getattr(os, "O_PATH", os.O_RDONLY)
+    | getattr(os, "O_DIRECTORY", 0)
+    | getattr(os, "O_NOFOLLOW", 0)
+)
+WALK_NEEDS_READ = not hasattr(os, "O_PATH")
 # Where the OS lets us walk directories by descriptor, writes never follow a symlink.
 _BY_DIR_FD = (
     hasattr(os, "O_NOFOLLOW")
@@ -220,8 +229,12 @@ def atomic_write(path: Path, data: bytes, mode: int | None = None) -> None:
     cannot redirect the write.
     """
     if _BY_DIR_FD:
-        _write_in_dir(path, data, mode)
-        return
+        try:
+            _write_in_dir(path, data, mode)
+            return
+        except PermissionError:
+            if not WALK_NEEDS_READ:
+                raise
     path.parent.mkdir(parents=True, exist_ok=True)
     if mode is None and path.exists():
         mode = stat.S_IMODE(path.stat().st_mode)

@@ -11,7 +11,7 @@ from typing import Any
 from reasonix.errors import ToolError
 from reasonix.tool import ToolContext, ToolResult, register_builtin
 from reasonix.tool.base import FunctionTool
-from reasonix.tool.builtin._files import open_real_dir
+from reasonix.tool.builtin._files import WALK_NEEDS_READ, open_real_dir
 from reasonix.tool.paths import display_path, resolve_read, resolve_write
 
 __all__ = ["TOOL"]
@@ -43,7 +43,14 @@ def _rename(src: Path, dst: Path) -> None:
         dst.parent.mkdir(parents=True, exist_ok=True)
         os.rename(src, dst)
         return
-    src_fd = open_real_dir(src.parent)
+    try:
+        src_fd = open_real_dir(src.parent)
+    except PermissionError:
+        if not WALK_NEEDS_READ:
+            raise
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        os.rename(src, dst)  # an unreadable parent on a system without O_PATH
+        return
     try:
         dst_fd = open_real_dir(dst.parent)
         try:
