@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import posixpath
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -260,6 +261,32 @@ def _prefix_words(seg: Segment, use_basename: bool) -> tuple[str, ...]:
     return seg.argv
 
 
+# git options before the subcommand; the first group takes a separate value.
+_GIT_VALUED = frozenset(
+    {"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--super-prefix", "--config-env"}
+)
+
+
+def _git_words(seg: Segment) -> tuple[str, ...]:
+    """``git -C x --no-pager push`` as ``git push``: deny/ask rules see past global options."""
+    if seg.name != "git":
+        return ()
+    k = 1
+    while k < len(seg.argv) and seg.argv[k].startswith("-"):
+        k += 2 if seg.argv[k] in _GIT_VALUED else 1
+    return ("git", *seg.argv[k:]) if k > 1 else ()
+
+
+_IFS_RE = re.compile(r"\$\{IFS\}|\$IFS(?![A-Za-z0-9_])")
+
+
+def _eager_analyses(literal: str, analysis: BashAnalysis) -> tuple[BashAnalysis, ...]:
+    """What deny/ask rules inspect: the analysis, plus ``$IFS`` read as the space it splits on."""
+    if "IFS" not in literal:
+        return (analysis,)
+    return (analysis, analyze(_IFS_RE.sub(" ", literal)))
+
+
 def _prefix_hit(prefix: str, argv: tuple[str, ...]) -> bool:
     want = tuple(prefix.split())
     return len(argv) >= len(want) and argv[: len(want)] == want
@@ -280,8 +307,9 @@ def _bash_hit(rule: Rule, literal: str, analysis: BashAnalysis) -> bool:
         return True
     if rule.kind == "literal":
         return rule.specifier == literal
-    for seg in analysis.segments:
-        for argv in {_prefix_words(seg, False), _prefix_words(seg, True)}:
+    segments = [seg for a in _eager_analyses(literal, analysis) for seg in a.segments]
+    for seg in segments:
+        for argv in {_prefix_words(seg, False), _prefix_words(seg, True), _git_words(seg)} - {()}:
             if rule.kind == "prefix" and _prefix_hit(rule.specifier, argv):
                 return True
             if rule.kind == "spec" and glob_match(rule.specifier, " ".join(argv)):

@@ -59,7 +59,7 @@ FAMILIES: dict[str, frozenset[str]] = {
     "Bash": frozenset({"bash"}),
     "Edit": EDIT_TOOLS,
     "Write": EDIT_TOOLS,
-    "Read": frozenset({"read_file", "notebook_read", "ls", "grep", "glob"}),
+    "Read": frozenset({"read_file", "notebook_read", "ls", "grep", "glob", "code_index"}),
     "WebFetch": frozenset({"web_fetch"}),
     "WebSearch": frozenset({"web_search"}),
     "Grep": frozenset({"grep"}),
@@ -84,6 +84,7 @@ _TOOL_SUBJECT: dict[str, SubjectKind] = {
     "read_file": "path",
     "notebook_read": "path",
     "ls": "path",
+    "code_index": "path",
     "grep": "pattern",
     "glob": "pattern",
     "web_fetch": "url",
@@ -92,6 +93,7 @@ _TOOL_SUBJECT: dict[str, SubjectKind] = {
 }
 
 _PATH_KEYS = ("path", "file_path", "notebook_path")
+_PROC_ROOT_RE = re.compile(r"/proc/(?:self|thread-self|[0-9]+)(?:/task/[0-9]+)?/root(?=/|$)")
 _NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*")
 _MCP_SERVER_RE = re.compile(r"mcp__([A-Za-z0-9_.\-]+?)(?:__\*)?")
 
@@ -310,7 +312,14 @@ def _absolute(path: str, workspace: str | None, home: str) -> str:
         path = workspace.rstrip("/") + "/" + path
     # normpath keeps the decision pure (no symlink resolution); `..` is folded lexically.
     norm = posixpath.normpath(path) if path else path
-    return "/" + norm.lstrip("/") if path.startswith("/") else norm
+    if path.startswith("/"):
+        norm = "/" + norm.lstrip("/")
+        # /proc/self/root/etc is /etc: fold the kernel's root aliases lexically too.
+        m = _PROC_ROOT_RE.match(norm)
+        while m:
+            norm = "/" + norm[m.end() :].lstrip("/")
+            m = _PROC_ROOT_RE.match(norm)
+    return norm
 
 
 def path_match(spec: str, subject: str, workspace: str | None, home: str) -> bool:

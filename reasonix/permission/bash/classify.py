@@ -38,10 +38,13 @@ def segments_of(command: str, depth: int, via: str) -> list[Segment]:
         reason = str(exc) or "too deeply nested"
         return [Segment((command,), command, Kind.NESTED, (f"unparseable: {reason}",), via)]
     out: list[Segment] = []
-    for b in builders:
-        if via and not b.via:
-            b.via = via
-        out.extend(_finish(b, depth))
+    try:
+        for b in builders:
+            if via and not b.via:
+                b.via = via
+            out.extend(_finish(b, depth))
+    except RecursionError:
+        return [Segment((command,), command, Kind.NESTED, ("unparseable: too deeply nested",), via)]
     return out
 
 
@@ -68,6 +71,10 @@ def _finish(b: Builder, depth: int) -> list[Segment]:
         elif not name.value.isascii() or not name.value.isprintable():
             b.flag(Kind.DYNAMIC, f"non-ASCII or non-printable command name {name.value!r}")
         else:
+            if name.quoted:
+                # `'g''it' status`, `\rm`, `$'\x72m'`: quoting the name hides it from a
+                # reader (and bypasses aliases/functions), so prefix rules do not reuse it.
+                b.flag(Kind.DYNAMIC, f"quoted command name {name.source!r}")
             inner = _inspect(b, cmd, depth)
     source = b.src
     kind = max((kd for kd, _ in b.reasons), default=Kind.STATIC)
@@ -82,6 +89,10 @@ def _wrapped(b: Builder, words: list[Word], wrapper: str, depth: int) -> list[Se
         return []  # `exec 2>&1`, bare `env`/`nohup`: nothing is run indirectly
     b.flag(Kind.NESTED, f"'{wrapper}' runs another command")
     if not words:
+        return []
+    if depth >= MAX_DEPTH:
+        # `timeout 1 timeout 1 …`, `find -exec find -exec …`: stop before Python's stack does.
+        b.flag(Kind.NESTED, "unparseable: wrappers nested too deeply")
         return []
     inner = Builder(words=list(words), via=wrapper, src=" ".join(w.source for w in words))
     return _finish(inner, depth + 1)
@@ -258,6 +269,15 @@ def _inspect(b: Builder, cmd: list[Word], depth: int) -> list[Segment]:
         v in ("-c", "--command", "--run") for v in vals
     ):
         b.flag(Kind.NESTED, f"'{name}' runs a command string")
+        k = next(j for j, v in enumerate(vals) if v in ("-c", "--command", "--run"))
+        return _parse_string(b, args[k + 1] if k + 1 < len(args) else None, name, depth)
+    if name == "git":
+        # `git -c alias.x='!rm -rf ~' x`: the shell alias body is parsed so deny rules see it
+        for j, v in enumerate(vals[:-1]):
+            key, _, body = vals[j + 1].partition("=")
+            if v == "-c" and key.lower().startswith("alias.") and body.startswith("!"):
+                code = Word(body[1:], args[j + 1].source, args[j + 1].dynamic)
+                return _parse_string(b, code, "git alias", depth)
     return []
 
 
@@ -307,12 +327,28 @@ def _shell(b: Builder, name: str, args: list[Word], depth: int) -> list[Segment]
             return []  # a script file operand
         if v.startswith("-") and not v.startswith("--") and ("c" in v[1:] or "s" in v[1:]):
             b.flag(Kind.NESTED, f"'{name} {v}' runs a command string")
-            code = args[k + 1] if k + 1 < len(args) and "c" in v[1:] else None
+            code = _shell_code(args[k + 1 :]) if "c" in v[1:] else None
             return _parse_string(b, code, f"{name} -c", depth)
         if v in _INFO_FLAGS:
             return []
     b.flag(Kind.NESTED, f"'{name}' without a script reads commands from stdin")
     return []
+
+
+def _shell_code(rest: list[Word]) -> Word | None:
+    """The command string of ``sh -c``: the first operand after further options (``-c -- 'x'``)."""
+    skip = False
+    for j, w in enumerate(rest):
+        v = w.value
+        if skip:
+            skip = False
+        elif v == "--":
+            return rest[j + 1] if j + 1 < len(rest) else None
+        elif v in ("-o", "+o", "-O", "+O"):
+            skip = True
+        elif not v.startswith(("-", "+")):
+            return w
+    return None
 
 
 def _wrapper(b: Builder, name: str, args: list[Word], depth: int) -> list[Segment]:
@@ -326,9 +362,19 @@ def _wrapper(b: Builder, name: str, args: list[Word], depth: int) -> list[Segmen
         if name == "env" and ASSIGN_RE.match(args[k].unquoted):
             k += 1
             continue
-        if (name == "env" and v in ("-S", "--split-string")) or v.startswith("--split-string="):
+        if name == "env" and v.startswith(("-S", "--split-string")):
             b.flag(Kind.NESTED, "'env -S' splits a command string")
-            return []
+            if v in ("-S", "--split-string"):
+                parts = [w.value for w in args[k + 1 :]]
+                used = args[k + 1 :]
+            else:
+                parts = [v.split("=", 1)[1] if v.startswith("--") else v[2:]]
+                parts += [w.value for w in args[k + 1 :]]
+                used = args[k:]
+            # the string is split into a command and its arguments: deny rules see it
+            text = " ".join(parts).strip()
+            hidden = any(w.dynamic or w.nested for w in used)
+            return _parse_string(b, Word(text, text, hidden), "env -S", depth) if text else []
         if not v.startswith("-") or v == "-":
             break
         k += 2 if v in valued else 1

@@ -1,0 +1,131 @@
+"""QA regressions for the bash classifier and path rules (found by black-box attack)."""
+
+from __future__ import annotations
+
+import pytest
+
+from reasonix.permission import Decision, Kind, Policy, analyze
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "'g''it' status",
+        '"git" status',
+        "\\git status",
+        "$'\\x67it' status",
+        "$'\\147it' status",
+        "'ls' -la",
+    ],
+)
+def test_quoted_command_names_are_not_reused_by_prefix_rules(command: str) -> None:
+    policy = Policy("ask", allow=["Bash(git status:*)", "Bash(ls:*)"])
+    assert analyze(command).kind is Kind.DYNAMIC
+    assert policy.decide("bash", False, {"command": command}) is Decision.ASK
+    # ...but the ordinary fallback still applies (PERM-11) and deny still sees the name.
+    assert Policy("auto").decide("bash", False, {"command": command}) is Decision.ALLOW
+    assert (
+        Policy("yolo", deny=["Bash(git:*)", "Bash(ls:*)"]).decide(
+            "bash", False, {"command": command}
+        )
+        is Decision.DENY
+    )
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "bash -c -- 'rm -rf /'",
+        "sh -c -e 'rm -rf /'",
+        "env -S 'rm -rf /'",
+        "env -S'rm -rf /'",
+        "env --split-string='rm -rf /'",
+        "env -S rm -rf /",
+        "su -c 'rm -rf /'",
+        "script -c 'rm -rf /' log",
+        "git -c alias.x='!rm -rf /' x",
+        "rm${IFS}-rf${IFS}/",
+        "rm$IFS-rf$IFS/",
+        "true;rm${IFS}-rf /",
+    ],
+)
+def test_deny_is_not_bypassed_by_yolo_through_command_strings(command: str) -> None:
+    policy = Policy("yolo", deny=["Bash(rm:*)"])
+    assert policy.decide("bash", False, {"command": command}) is Decision.DENY
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "git -C . push",
+        "git --no-pager push origin main",
+        "git -c user.name=x push",
+        "git --git-dir .git --work-tree . push",
+        "git --git-dir=.git -p push",
+        "/usr/bin/git -P push --force",
+    ],
+)
+def test_git_global_options_do_not_hide_a_denied_subcommand(command: str) -> None:
+    for mode in ("auto", "yolo"):
+        policy = Policy(mode, deny=["Bash(git push:*)"])
+        assert policy.decide("bash", False, {"command": command}) is Decision.DENY, mode
+    assert (
+        Policy("auto", ask=["Bash(git push:*)"]).decide("bash", False, {"command": command})
+        is Decision.ASK
+    )
+
+
+def test_git_global_options_do_not_widen_deny_to_other_subcommands() -> None:
+    policy = Policy("auto", deny=["Bash(git push:*)"])
+    assert policy.decide("bash", False, {"command": "git -C . status"}) is Decision.ALLOW
+    assert policy.decide("bash", False, {"command": "echo $IFS"}) is Decision.ALLOW
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "find . -exec " * 400 + "rm x",
+        "timeout 1 " * 2000 + "rm x",
+        "env " * 5000 + "rm x",
+        "nice " * 3000 + "ls",
+        "xargs " * 3000,
+    ],
+)
+def test_deeply_chained_wrappers_never_raise(command: str) -> None:
+    analysis = analyze(command)  # must not raise RecursionError
+    assert analysis.kind is Kind.NESTED
+    assert (
+        Policy("ask", allow=["Bash(find:*)", "Bash(timeout:*)"]).decide(
+            "bash", False, {"command": command}
+        )
+        is not Decision.ALLOW
+    )
+
+
+@pytest.mark.parametrize(
+    ("tool", "args"),
+    [
+        ("code_index", {"path": "~/.ssh"}),
+        ("code_index", {"path": "/home/u/.ssh/keys"}),
+        ("read_file", {"path": "/proc/self/root/home/u/.ssh/id_rsa"}),
+        ("read_file", {"path": "/proc/thread-self/root/home/u/.ssh/id_rsa"}),
+        ("ls", {"path": "/proc/1/root/proc/self/root/home/u/.ssh"}),
+        ("grep", {"pattern": "x", "path": "/proc/self/root//home/u/.ssh"}),
+    ],
+)
+def test_read_deny_covers_code_index_and_proc_root_aliases(tool: str, args: dict[str, str]) -> None:
+    policy = Policy("yolo", deny=["Read(~/.ssh/**)"], home="/home/u", workspace="/w")
+    assert policy.decide(tool, True, args) is Decision.DENY
+
+
+def test_proc_root_alias_in_edit_rules() -> None:
+    policy = Policy("ask", deny=["Edit(/etc/**)"], workspace="/w")
+    args = {"path": "/proc/self/root/etc/passwd"}
+    assert policy.decide("write_file", False, args) is Decision.DENY
+    # a /proc path that is not a root alias stays itself
+    assert (
+        Policy("ask", allow=["Edit(/etc/**)"]).decide(
+            "write_file", False, {"path": "/proc/self/rootx/etc/passwd"}
+        )
+        is Decision.ASK
+    )
