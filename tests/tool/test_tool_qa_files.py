@@ -168,3 +168,35 @@ def test_search_only_parent_does_not_block_writes(tmp_path: Path) -> None:
         assert (ws / "d" / "b.txt").read_text() == "x\n"
     finally:
         locked.chmod(0o755)
+
+
+def test_latin1_file_refuses_characters_it_cannot_hold(tmp_path: Path) -> None:
+    (tmp_path / "l1.txt").write_bytes(b"caf\xe9\n")
+    ctx = ToolContext(workspace=tmp_path)
+    res = edit_file.TOOL.execute(
+        json.dumps({"path": "l1.txt", "old_string": "caf", "new_string": "\u20ac caf"}), ctx
+    )
+    assert res.is_error
+    assert "internal error" not in res.content
+    assert "U+20AC" in res.content
+    assert (tmp_path / "l1.txt").read_bytes() == b"caf\xe9\n"
+    res = edit_file.TOOL.execute(
+        json.dumps({"path": "l1.txt", "old_string": "caf", "new_string": "t\u00eate"}), ctx
+    )
+    assert not res.is_error, res.content
+    assert (tmp_path / "l1.txt").read_bytes() == b"t\xeate\xe9\n"
+
+
+def test_lone_surrogate_content_is_a_tool_error(tmp_path: Path) -> None:
+    ctx = ToolContext(workspace=tmp_path)
+    res = write_file.TOOL.execute('{"path": "a.txt", "content": "x\\ud800y"}', ctx)
+    assert res.is_error
+    assert "surrogate" in res.content
+    assert not (tmp_path / "a.txt").exists()
+    (tmp_path / "b.txt").write_text("abc")
+    res = edit_file.TOOL.execute(
+        '{"path": "b.txt", "old_string": "b", "new_string": "\\ud800"}', ctx
+    )
+    assert res.is_error
+    assert "surrogate" in res.content
+    assert (tmp_path / "b.txt").read_text() == "abc"

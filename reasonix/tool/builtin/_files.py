@@ -101,8 +101,25 @@ class TextFile:
     mode: int | None = None
 
     def encode(self, text: str) -> bytes:
-        """``text`` in the file's original encoding (a BOM is re-added by the codec)."""
-        return text.encode(self.encoding)
+        """``text`` in the file's original encoding (a BOM is re-added by the codec).
+
+        A Latin-1 file cannot hold every character; that is a ToolError the
+        model can act on, not a crash.
+        """
+        try:
+            return text.encode(self.encoding)
+        except UnicodeEncodeError as err:
+            char = err.object[err.start]
+            if 0xD800 <= ord(char) <= 0xDFFF:
+                raise ToolError(
+                    f"the new text holds a lone surrogate {char!r}, which is no character; "
+                    "nothing was written"
+                ) from None
+            raise ToolError(
+                f"{self.path.name} is stored as {self.encoding}, which cannot hold {char!r} "
+                f"(U+{ord(char):04X}); nothing was written. Use characters the file's encoding "
+                "has, or rewrite the whole file as UTF-8 with write_file."
+            ) from None
 
     def save(self, text: str) -> None:
         """Write ``text`` back atomically with the original encoding and mode."""

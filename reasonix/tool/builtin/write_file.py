@@ -35,7 +35,13 @@ def _write(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     if real.is_dir():
         raise ToolError(f"{shown} is a directory; give a file path")
     existed = real.exists()
-    data = args["content"].encode("utf-8")
+    try:
+        data = args["content"].encode("utf-8")
+    except UnicodeEncodeError as err:
+        char = err.object[err.start]
+        raise ToolError(
+            f"content holds {char!r}, a lone surrogate that is no character; nothing was written"
+        ) from None
     atomic_write(real, data)
     lines = args["content"].count("\n") + (0 if args["content"].endswith("\n") else 1)
     if not args["content"]:
