@@ -166,8 +166,11 @@ class ServerRuntime:
 
     def _fail(self, message: str) -> None:
         with self._lock:
-            self.state, self.error = "failed", message
-        self.notice(f"MCP server {self.name} skipped: {message}")
+            closing = self._closed
+            if not closing:
+                self.state, self.error = "failed", message
+        if not closing:  # a start aborted by close() is no news
+            self.notice(f"MCP server {self.name} skipped: {message}")
         self._done.set()
 
     def wait(self, timeout: float | None, cancel: Cancel | None = None) -> bool:
