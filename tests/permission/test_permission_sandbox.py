@@ -244,3 +244,46 @@ def test_background_leftovers_die_with_the_sandbox(workspace: Path) -> None:
     done = _run(f"sleep {marker} & echo started", _settings(workspace))
     assert done.returncode == 0 and "started" in done.stdout
     assert _alive_with_arg(marker) == []
+
+
+@needs_bwrap
+def test_git_dir_cannot_be_swapped_for_a_copy_with_hooks(workspace: Path) -> None:
+    """QA: renaming .git and planting a hook in a fresh copy must fail."""
+    script = (
+        "mv .git .git-old; echo rc=$?; mkdir -p .git/hooks && echo 'echo pwned' > "
+        ".git/hooks/pre-commit; rm -rf .git; echo rc=$?; touch .git/index && echo ok"
+    )
+    done = _run(script, _settings(workspace))
+    assert done.stdout.splitlines()[0] == "rc=1", done.stdout + done.stderr
+    assert done.stdout.splitlines()[-1] == "ok"
+    assert (workspace / ".git" / "config").read_text() == "[core]\n"
+    assert not (workspace / ".git-old").exists()
+    assert not (workspace / ".git" / "hooks" / "pre-commit").exists()
+
+
+@needs_bwrap
+def test_missing_hooks_dir_cannot_be_created(workspace: Path) -> None:
+    (workspace / ".git" / "hooks").rmdir()
+    done = _run(
+        "mkdir -p .git/hooks; echo x > .git/hooks/pre-commit; echo rc=$?", _settings(workspace)
+    )
+    assert done.stdout.strip().endswith("rc=1"), done.stdout + done.stderr
+    assert not (workspace / ".git" / "hooks" / "pre-commit").exists()
+
+
+@needs_bwrap
+def test_worktree_git_file_is_read_only(tmp_path: Path) -> None:
+    ws = tmp_path / "wt"
+    ws.mkdir()
+    (ws / ".git").write_text("gitdir: /elsewhere/.git/worktrees/wt\n")
+    done = _run("echo 'gitdir: evil' > .git; echo rc=$?; mv .git g; echo rc=$?", _settings(ws))
+    assert done.stdout.splitlines() == ["rc=1", "rc=1"], done.stdout + done.stderr
+    assert (ws / ".git").read_text() == "gitdir: /elsewhere/.git/worktrees/wt\n"
+
+
+def test_seatbelt_profile_pins_dot_git(tmp_path: Path) -> None:
+    profile = seatbelt_profile(
+        workspace=tmp_path, write_roots=[], forbid_read=[], network=False, tmp_dir=tmp_path
+    )
+    deny = next(line for line in profile.splitlines() if line.startswith("(deny file-write*"))
+    assert f'(literal "{os.path.realpath(tmp_path)}/.git")' in deny

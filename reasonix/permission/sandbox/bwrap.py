@@ -3,7 +3,8 @@
 The jail: the whole file system read-only, a fresh ``/dev`` and ``/proc``, a
 private tmpfs on ``/tmp`` (exported as TMPDIR), the workspace and write roots
 bound writable, the files that decide what runs later (``.git/hooks``,
-``.git/config``, ``reasonix.toml``, ``.mcp.json``) re-bound read-only, and
+``.git/config``, ``reasonix.toml``, ``.mcp.json``; a worktree's ``.git`` file)
+re-bound read-only, ``.git`` pinned so it cannot be swapped for a copy, and
 ``forbid_read`` paths masked. ``--unshare-net`` when the network is off.
 """
 
@@ -79,7 +80,17 @@ def bwrap_argv(
         if root not in seen and root != "/" and os.path.isdir(root):
             seen.add(root)
             cmd += ["--bind", root, root]
+    git = os.path.join(ws, ".git")
+    if os.path.isdir(git) and not os.path.islink(git):
+        # A mount point cannot be renamed or removed: without this self-bind a command
+        # could `mv .git .old && cp -a .old .git` and plant hooks in the fresh copy.
+        cmd += ["--bind", git, git]
+        hooks = os.path.join(git, "hooks")
+        if not os.path.lexists(hooks):
+            cmd += ["--tmpfs", hooks, "--remount-ro", hooks]  # nor create a missing one
     protected = [os.path.join(ws, name) for name in PROTECTED_NAMES]
+    if os.path.isfile(git) and not os.path.islink(git):
+        protected.append(git)  # a worktree's `gitdir:` pointer decides where hooks come from
     for target in [*protected, *(os.fspath(p) for p in read_only)]:
         real = _real(target)
         if os.path.exists(real):

@@ -62,6 +62,9 @@ def seatbelt_profile(
             f"(subpath {_q(p)})" if name.endswith("hooks") else f"(literal {_q(p)})"
             for name, p in zip(PROTECTED_NAMES, protected, strict=True)
         )
+        # `.git` itself: renaming it (and planting hooks in a copy) or, for a worktree,
+        # rewriting its `gitdir:` file.
+        + f" (literal {_q(os.path.join(ws, '.git'))})"
         + "".join(f" (subpath {_q(_real(p))})" for p in read_only)
         + ")"
     )
