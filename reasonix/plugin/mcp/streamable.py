@@ -87,6 +87,7 @@ class StreamableHttpTransport:
         self._stop = threading.Event()
         self._workers: set[threading.Thread] = set()
         self._inflight: dict[RequestId, http.client.HTTPConnection] = {}
+        self._session_lock = threading.Lock()  # one re-initialisation at a time
 
     # -- Transport ---------------------------------------------------------
     def start(self, cancel: Cancel) -> None:
@@ -180,6 +181,7 @@ class StreamableHttpTransport:
         had_session = bool(self.session_id)
         auth_retry = self.auth is not None
         while True:
+            sent_session = self.session_id
             conn, resp = open_request(
                 self._conns, "POST", self.url, body=body, headers=self._headers(message)
             )
@@ -201,7 +203,11 @@ class StreamableHttpTransport:
                 if status >= 400:
                     text = _read_excerpt(resp)
                     if retry_session and is_stale_session(status, text, had_session):
-                        self._new_session()
+                        with self._session_lock:
+                            # Concurrent requests may all hit the stale session;
+                            # the first makes the new one, the others just retry.
+                            if self.session_id == sent_session:
+                                self._new_session()
                         retry_session, had_session = False, bool(self.session_id)
                         continue
                     self._fail(message, self._status_message(status, text), status)
