@@ -283,7 +283,7 @@ def test_reassessment_nudge_after_eight_rounds_without_todo_progress(
     script = [calls(("todo_write", plan))]
     script += [calls(("echo", '{"x":"same"}')) for _ in range(12)]
     script += [calls(("todo_write", plan)), text("done")]  # an exact repeat is no progress
-    agent, prov = make_agent(script, reg)
+    agent, _ = make_agent(script, reg)
     run(agent)
     tool_texts = [m.content for m in agent.session.messages() if m.role is Role.TOOL]
     nudged = [i for i, t in enumerate(tool_texts) if "did not move your todo list" in t]
