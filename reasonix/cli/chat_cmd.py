@@ -29,6 +29,7 @@ from reasonix.agent.events import (
     ToolEnd,
     ToolStart,
 )
+from reasonix.agent.telemetry import Telemetry
 from reasonix.cancel import Cancel
 from reasonix.cli.setup_run import RunSetup, add_run_flags, build
 from reasonix.permission import ApprovalChoice, ApprovalRequest
@@ -132,6 +133,7 @@ def _turn(setup: RunSetup, text: str) -> bool:
     """Run one turn; False when the user asked to leave mid-turn."""
     cancel = Cancel()
     view = _View()
+    before = len(setup.agent.telemetry.per_request)
     try:
         runner: Runner = setup.agent  # LOOP-7: the CLI sees only the Runner protocol
         with _TurnInterrupts(cancel):
@@ -143,13 +145,10 @@ def _turn(setup: RunSetup, text: str) -> bool:
     except KeyboardInterrupt:
         print("\n[left during a turn; the session is saved]")
         return False
-    tel = setup.agent.telemetry
-    if tel.per_request:
-        print(
-            f"\033[2m[{tel.summary_line(setup.price)}]\033[0m"
-            if _tty()
-            else f"[{tel.summary_line(setup.price)}]"
-        )
+    turn = Telemetry(setup.agent.telemetry.per_request[before:])  # this turn's requests only
+    if turn.per_request:
+        line = f"[this turn: {turn.summary_line(setup.price)}]"
+        print(f"\033[2m{line}\033[0m" if _tty() else line)
     return True
 
 
