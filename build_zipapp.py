@@ -37,7 +37,13 @@ VERSION = {version!r}
 
 if sys.argv[1:] in (["--version"], ["-V"]):
     # The hot path of scripts and health checks: answer before importing anything.
-    sys.stdout.write("reasonix " + VERSION + "\\n")
+    try:
+        sys.stdout.write("reasonix " + VERSION + "\\n")
+        sys.stdout.flush()
+    except (AttributeError, OSError):  # stdout closed (None) or unwritable (full disk)
+        import os
+
+        os._exit(1)  # skip the exit-time flush that would fail again, noisily
     sys.exit(0)
 
 import os

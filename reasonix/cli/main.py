@@ -114,12 +114,34 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI with ``argv`` (default: sys.argv[1:]) and return the exit code."""
     args = list(sys.argv[1:] if argv is None else argv)
     try:
-        return _route(args)
+        code = _route(args)
     except KeyboardInterrupt:
         print("reasonix: interrupted", file=sys.stderr)
         return 130
     except Exception as err:  # noqa: BLE001 - the one boundary that turns errors into exit codes
-        return _report(err)
+        code = _report(err)
+    return _flush_stdout(code)
+
+
+def _flush_stdout(code: int) -> int:
+    """Flush stdout now: a full disk or a closed pipe becomes exit code 1, not a
+    shutdown message from the interpreter."""
+    stream = sys.stdout
+    if stream is None:
+        return code
+    try:
+        stream.flush()
+    except (OSError, ValueError):
+        import os
+
+        # Nothing more can reach the reader; point fd 1 at /dev/null so the
+        # interpreter's own flush at exit stays quiet.
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), stream.fileno())
+        except (OSError, ValueError):
+            pass
+        return code or 1
+    return code
 
 
 def _report(err: Exception) -> int:
