@@ -16,6 +16,7 @@ Usage: python build_zipapp.py [--output dist/reasonix.pyz]
 from __future__ import annotations
 
 import argparse
+import hashlib
 import os
 import stat
 import subprocess
@@ -51,9 +52,56 @@ import os
 if sys.version_info < (3, 10):
     sys.stderr.write("reasonix needs Python 3.10 or newer\\n")
     sys.exit(1)
+
+BUILD_ID = {build_id!r}
+
+
+def _unpacked(archive):
+    # Code imported from a zip is compiled again on every start (zipimport
+    # cannot cache byte-code), which costs hundreds of milliseconds. Unpack the
+    # archive once per build into the cache dir, where the normal importer
+    # keeps __pycache__ for whichever Python runs it. Any failure (read-only
+    # home, odd file system) falls back to importing from the zip.
+    if os.environ.get("REASONIX_NO_UNPACK") or not os.path.isfile(archive):
+        return None
+    home = os.environ.get("REASONIX_HOME") or os.path.join(os.path.expanduser("~"), ".reasonix")
+    cache = os.environ.get("REASONIX_CACHE_HOME") or os.path.join(home, "cache")
+    target = os.path.join(cache, "pyz", BUILD_ID)
+    if os.path.isfile(os.path.join(target, ".complete")):
+        return target
+    try:
+        import shutil
+        import tempfile
+        import zipfile
+
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        tmp = tempfile.mkdtemp(prefix=".unpack-", dir=os.path.dirname(target))
+        try:
+            with zipfile.ZipFile(archive) as zf:
+                zf.extractall(tmp)
+            open(os.path.join(tmp, ".complete"), "w").close()
+            try:
+                os.rename(tmp, target)
+            except OSError:
+                pass  # another process won the race; its copy is identical
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+    except Exception:  # noqa: BLE001 - unpacking is only an optimisation
+        return None
+    return target if os.path.isfile(os.path.join(target, ".complete")) else None
+
+
+_archive = os.path.dirname(os.path.abspath(__file__))
+_root = _unpacked(_archive)
+if _root is not None:
+    sys.path = [_root if p in (_archive, os.path.dirname(__file__)) else p for p in sys.path]
+    if _root not in sys.path:
+        sys.path.insert(0, _root)
+else:
+    _root = _archive
 if sys.version_info < (3, 11):
     # tomllib arrived in 3.11; the archive carries tomli for 3.10 only.
-    sys.path.insert(1, os.path.join(os.path.dirname(__file__), "_vendor"))
+    sys.path.insert(1, os.path.join(_root, "_vendor"))
 
 from reasonix.__main__ import _main
 
@@ -105,6 +153,14 @@ def tomli_files() -> list[tuple[str, Path]]:
     return out
 
 
+def build_id(entries: dict[str, bytes]) -> str:
+    """A short digest of the archive's content: names the unpack cache of this build."""
+    digest = hashlib.sha256()
+    for name in sorted(entries):
+        digest.update(name.encode() + b"\0" + hashlib.sha256(entries[name]).digest())
+    return digest.hexdigest()[:20]
+
+
 def _info(name: str, executable: bool = False) -> zipfile.ZipInfo:
     info = zipfile.ZipInfo(name, date_time=FIXED_TIME)
     info.compress_type = zipfile.ZIP_DEFLATED
@@ -117,12 +173,13 @@ def _info(name: str, executable: bool = False) -> zipfile.ZipInfo:
 def build(output: Path) -> str:
     """Write the archive to ``output``; return the version baked in."""
     version = git_version()
-    entries: dict[str, bytes] = {"__main__.py": MAIN.format(version=version).encode()}
+    entries: dict[str, bytes] = {}
     entries["reasonix/_version.py"] = (
         f'"""Version baked in by build_zipapp.py."""\n\nVERSION = {version!r}\n'
     ).encode()
     for name, path in package_files() + tomli_files():
         entries[name] = path.read_bytes()
+    entries["__main__.py"] = MAIN.format(version=version, build_id=build_id(entries)).encode()
     output.parent.mkdir(parents=True, exist_ok=True)
     tmp = output.with_suffix(".tmp")
     with open(tmp, "wb") as fh:

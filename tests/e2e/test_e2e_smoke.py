@@ -154,3 +154,24 @@ def test_malformed_config_is_a_clear_error(
     assert out.returncode in (1, 2), out
     assert needle in out.stderr and "reasonix.toml" in out.stderr
     assert "Traceback" not in out.stderr
+
+
+@pytest.mark.e2e
+def test_unpacks_once_into_the_cache_and_falls_back_when_it_cannot(
+    pyz: Path, tmp_path: Path
+) -> None:
+    target, env = lone_copy(pyz, tmp_path)
+    env["REASONIX_HOME"] = str(tmp_path / "rxhome")
+    env["REASONIX_CACHE_HOME"] = str(tmp_path / "cache")
+    argv = [sys.executable, target.name, "config", "compact-ratio"]
+    first = subprocess.run(argv, cwd=target.parent, env=env, capture_output=True, text=True)
+    assert first.returncode == 0 and first.stdout.startswith("0.80"), first.stderr
+    builds = list((tmp_path / "cache" / "pyz").iterdir())
+    assert len(builds) == 1 and (builds[0] / ".complete").is_file()
+    assert (builds[0] / "reasonix" / "cli" / "main.py").is_file()
+    # an unusable cache location (a plain file) must not break the program
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("x")
+    env["REASONIX_CACHE_HOME"] = str(blocker)
+    again = subprocess.run(argv, cwd=target.parent, env=env, capture_output=True, text=True)
+    assert again.returncode == 0 and again.stdout.startswith("0.80"), again.stderr
