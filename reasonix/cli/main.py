@@ -155,14 +155,28 @@ def _report(err: Exception) -> int:
         return 1
     if isinstance(err, BrokenPipeError):
         return 1
-    # An unexpected exception is our bug: say so plainly, without a traceback
-    # unless the user asked for one.
     import os
 
     if os.environ.get("REASONIX_DEBUG"):
         import traceback
 
         traceback.print_exc()
+    if isinstance(err, OSError):
+        # The machine said no (a deleted working directory, a full disk, a
+        # missing permission): report it as such, not as our bug.
+        try:
+            os.getcwd()
+        except OSError:
+            print(
+                "reasonix: the current directory no longer exists; cd to one that does",
+                file=sys.stderr,
+            )
+            return 1
+        where = f": {err.filename}" if err.filename else ""
+        print(f"reasonix: {err.strerror or err}{where}", file=sys.stderr)
+        return 1
+    # Anything else is our bug: say so plainly, without a traceback unless the
+    # user asked for one.
     print(
         f"reasonix: internal error: {type(err).__name__}: {err} "
         "(set REASONIX_DEBUG=1 for a traceback)",

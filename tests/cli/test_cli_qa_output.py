@@ -63,3 +63,16 @@ def test_pyz_version_fast_path_with_closed_or_full_stdout(pyz: Path, tmp_path: P
             res = _run([sys.executable, str(pyz), "--version"], tmp_path, full.fileno())
         assert res.returncode == 1
         assert res.stderr == ""
+
+
+def test_deleted_working_directory_is_reported_plainly(tmp_path: Path) -> None:
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    script = (
+        "import os, sys; os.chdir(sys.argv[1]); os.rmdir(sys.argv[1]); "
+        "from reasonix.cli.main import main; sys.exit(main(['config', 'compact-ratio']))"
+    )
+    out = _run([sys.executable, "-c", script, str(gone)], tmp_path, subprocess.PIPE)
+    assert out.returncode == 1
+    assert "current directory no longer exists" in out.stderr
+    assert "internal error" not in out.stderr
