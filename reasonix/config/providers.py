@@ -8,6 +8,7 @@ before untouched presets so a bare model name prefers the user's endpoint.
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlsplit
 
 from reasonix.config.layers import Layer, check_fields, check_type
 from reasonix.config.model import ModelOverride, ProviderConfig
@@ -35,6 +36,23 @@ _FIELDS = {
     "prices": "dict",
 }
 _OVERRIDE_FIELDS = {"context_window": "int", "max_output_tokens": "int"}
+_URL_FIELDS = ("base_url", "request_url", "chat_url")
+
+
+def _url_problem(url: str) -> str | None:
+    """Why ``url`` cannot be an endpoint, or None ("" means unset and is fine)."""
+    if not url:
+        return None
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises ValueError for a port out of range
+    except ValueError as exc:
+        return f"is not a valid URL ({exc})"
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return "is not an http:// or https:// URL with a host (e.g. https://api.example.com/v1)"
+    return None
+
+
 _PRICE_FIELDS = ("input", "output", "cache_read")
 
 
@@ -89,6 +107,12 @@ class ProviderSet:
         for key in ("context_window", "max_output_tokens"):
             if key == "context_window" and values.get(key, 0) < 0:
                 raise err("expected a token count >= 0 (0 disables compaction)", key)
+            if key == "max_output_tokens" and values.get(key, 0) < 0:
+                raise err("expected a token count >= 0 (0 = automatic)", key)
+        for key in _URL_FIELDS:
+            problem = _url_problem(values.get(key, ""))
+            if problem:
+                raise err(f"{key} {values[key]!r} {problem}", key)
         overrides = self._overrides(layer, index, values.pop("model_overrides", None))
         prices = self._prices(layer, index, values.pop("prices", None))
 
@@ -121,7 +145,15 @@ class ProviderSet:
             ov = ModelOverride()
             for key, value in table.items():
                 if key in _OVERRIDE_FIELDS:
-                    setattr(ov, key, check_type(layer, "providers", key, value, "int", index))
+                    number = check_type(layer, "providers", key, value, "int", index)
+                    if number < 0:
+                        raise layer.error(
+                            f"model_overrides.{model}.{key} must be >= 0, got {number}",
+                            "providers",
+                            "model_overrides",
+                            index,
+                        )
+                    setattr(ov, key, number)
                 else:
                     ov.extra[key] = value
             out[model] = ov

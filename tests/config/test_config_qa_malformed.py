@@ -169,3 +169,32 @@ def test_dotenv_update_into_a_blocked_directory_is_a_config_error(tmp_path: Path
     update_dotenv(bom, {"B": "2"})
     assert read_dotenv(bom).values == {"A": "1", "B": "2"}
     assert bom.read_bytes().startswith(b"A=1\n")
+
+
+@pytest.mark.parametrize(
+    ("field", "url"),
+    [
+        ("base_url", "localhost:1234"),
+        ("base_url", "ftp://example.com/v1"),
+        ("base_url", "http://[::1"),
+        ("request_url", "https://"),
+        ("chat_url", "http://127.0.0.1:99999/v1"),
+    ],
+)
+def test_provider_urls_must_be_http_with_a_host(tmp_path: Path, field: str, url: str) -> None:
+    toml = f'[[providers]]\nname = "x"\nkind = "openai"\nmodels = ["m"]\n{field} = "{url}"\n'
+    message = _load_error(tmp_path, "reasonix.toml", toml)
+    assert f"providers.{field}" in message
+    assert ":5" in message  # the line of the bad URL
+
+
+def test_provider_token_counts_must_not_be_negative(tmp_path: Path) -> None:
+    base = '[[providers]]\nname = "x"\nbase_url = "http://h/v1"\nmodels = ["m"]\n'
+    message = _load_error(tmp_path, "reasonix.toml", base + "max_output_tokens = -1\n")
+    assert "providers.max_output_tokens" in message
+    message = _load_error(
+        tmp_path, "reasonix.toml", base + "[providers.model_overrides.m]\ncontext_window = -2\n"
+    )
+    assert "model_overrides.m.context_window" in message
+    (tmp_path / "reasonix.toml").write_text(base + "max_output_tokens = 0\n", "utf-8")
+    assert load(tmp_path).provider("x") is not None
