@@ -16,7 +16,7 @@ import pytest
 
 from reasonix.errors import PathDenied
 from reasonix.tool import ToolContext
-from reasonix.tool.builtin import delete_symbol, edit_file, move_file, write_file
+from reasonix.tool.builtin import delete_symbol, edit_file, move_file, todo_write, write_file
 from reasonix.tool.builtin._files import atomic_write, load_text
 from reasonix.tool.paths import resolve_write
 
@@ -200,3 +200,20 @@ def test_lone_surrogate_content_is_a_tool_error(tmp_path: Path) -> None:
     assert res.is_error
     assert "surrogate" in res.content
     assert (tmp_path / "b.txt").read_text() == "abc"
+
+
+def test_todo_auto_ids_never_collide_with_given_ones(tmp_path: Path) -> None:
+    ctx = ToolContext(workspace=tmp_path)
+    todos = [
+        {"content": "a", "status": "pending"},
+        {"content": "b", "status": "pending", "id": "1"},
+    ]
+    res = todo_write.TOOL.execute(json.dumps({"todos": todos}), ctx)
+    assert not res.is_error, res.content
+    ids = [t["id"] for t in ctx.extra["todos"]]
+    assert ids[1] == "1"
+    assert len(set(ids)) == 2
+    res = todo_write.TOOL.execute(
+        json.dumps({"todos": [{"content": "a", "status": "pending", "id": True}]}), ctx
+    )
+    assert res.is_error

@@ -60,10 +60,10 @@ def _item(i: int, raw: Any) -> dict[str, str]:
         raise ToolError(f"todo #{i}: content must be a non-empty string")
     if status not in STATUSES:
         raise ToolError(f"todo #{i}: status must be one of {', '.join(STATUSES)} (got {status!r})")
-    if ident is not None and not isinstance(ident, (str, int)):
+    if ident is not None and (isinstance(ident, bool) or not isinstance(ident, (str, int))):
         raise ToolError(f"todo #{i}: id must be a string")
     return {
-        "id": str(ident) if ident is not None else str(i),
+        "id": str(ident) if ident is not None else "",
         "content": content.strip(),
         "status": status,
     }
@@ -83,6 +83,17 @@ def render_todos(todos: list[dict[str, str]]) -> str:
 
 def _todo_write(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     todos = [_item(i, raw) for i, raw in enumerate(args["todos"], start=1)]
+    # Items without an id get their position, skipping ids the model gave others:
+    # only ids the model itself repeated are duplicates.
+    given = {t["id"] for t in todos if t["id"]}
+    for i, t in enumerate(todos, start=1):
+        if not t["id"]:
+            candidate, n = str(i), 1
+            while candidate in given:
+                n += 1
+                candidate = f"{i}.{n}"
+            t["id"] = candidate
+            given.add(candidate)
     active = [t["content"] for t in todos if t["status"] == "in_progress"]
     if len(active) > 1:
         raise ToolError(
