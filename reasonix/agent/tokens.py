@@ -56,9 +56,9 @@ _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-
 # Fitted constants (see module docstring). A CJK character costs a bit more
 # than one token in cl100k because rarer ideographs take two byte-level
 # tokens; an ASCII word of up to _WORD_ONE letters is nearly always one token.
-_CJK_COST = 1.2
-_WORD_ONE = 9
-_WORD_CHARS_PER_TOKEN = 3.0
+_CJK_COST = 1.1
+_WORD_ONE = 7
+_WORD_CHARS_PER_TOKEN = 4.0
 _SYMBOL_CHARS_PER_TOKEN = 2.0
 _NON_ASCII_CHAR_COST = 0.5
 
@@ -69,9 +69,10 @@ def _word_cost(word: str) -> float:
     other = len(word) - ascii_letters - cjk
     cost = cjk * _CJK_COST + other * _NON_ASCII_CHAR_COST
     if ascii_letters:
-        cost += (
-            1.0 if ascii_letters <= _WORD_ONE else math.ceil(ascii_letters / _WORD_CHARS_PER_TOKEN)
-        )
+        # Up to _WORD_ONE letters is nearly always one token; longer runs
+        # (identifiers glued together, rare words) add a token per few letters.
+        extra = max(0, ascii_letters - _WORD_ONE)
+        cost += 1.0 + math.ceil(extra / _WORD_CHARS_PER_TOKEN)
     return cost
 
 
