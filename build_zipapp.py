@@ -143,8 +143,11 @@ def tomli_files() -> list[tuple[str, Path]]:
     try:
         import tomli
     except ImportError:
-        sys.stderr.write("build_zipapp: tomli is not installed; the .pyz will not run on 3.10\n")
-        return []
+        # Without it the archive would die on Python 3.10 at the first config read.
+        raise SystemExit(
+            "build_zipapp: tomli is not installed in the build environment; "
+            "`pip install tomli` (a dev dependency) so the .pyz runs on Python 3.10"
+        ) from None
     src = Path(tomli.__file__).resolve().parent
     out = []
     for path in sorted(src.iterdir()):

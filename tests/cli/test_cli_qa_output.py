@@ -76,3 +76,26 @@ def test_deleted_working_directory_is_reported_plainly(tmp_path: Path) -> None:
     assert out.returncode == 1
     assert "current directory no longer exists" in out.stderr
     assert "internal error" not in out.stderr
+
+
+def test_build_without_tomli_fails_instead_of_shipping_a_310_breaker(tmp_path: Path) -> None:
+    target = tmp_path / "r.pyz"
+    out = subprocess.run(
+        # -S hides site-packages, so the build interpreter has no tomli.
+        [sys.executable, "-S", str(ROOT / "build_zipapp.py"), "--output", str(target)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode != 0
+    assert "tomli" in out.stderr
+    assert not target.exists()
+
+
+def test_built_pyz_vendors_tomli(pyz: Path) -> None:
+    import zipfile
+
+    with zipfile.ZipFile(pyz) as zf:
+        names = zf.namelist()
+    assert "_vendor/tomli/__init__.py" in names
+    assert not [n for n in names if n.startswith("tests/") or n.endswith(".pyc")]
