@@ -400,3 +400,16 @@ def test_concurrent_prepares_run_one_transaction(harness: Harness) -> None:
     cps = [r for r in harness.session.records() if r["type"] == cp.CHECKPOINT]
     assert len(cps) == 1
     assert [m.to_dict() for m in results[0]] == [m.to_dict() for m in results[1]]
+
+
+def test_slash_compact_summarises_below_the_trigger(harness: Harness) -> None:
+    from reasonix.agent.memory.commands import compact_command
+
+    for i in range(4):
+        harness.turn(words("alpha", 300) + f" q{i}", words("beta", 200))
+    assert harness.ctx.estimate() < harness.ctx.trigger
+    harness.srv.add(Turn.text_only("MANUAL digest of four turns", usage=NO_USAGE))
+    text = compact_command(harness.ctx, Cancel())
+    assert text.startswith("compacted:") and "generation 1" in text
+    assert is_summary(harness.bodies()[-1])
+    assert assert_cache_aligned(harness.bodies()) == 1
