@@ -13,6 +13,8 @@ Every built-in file tool turns the model's path argument into a real path here:
   sibling checkout, and secrets are what ``forbid_read`` is for.
 * :func:`is_read_forbidden` — for walking tools (ls, glob, grep) to drop
   entries silently instead of failing the whole walk.
+* :func:`protected_paths` — Reasonix's own sessions, archive, memory and
+  secrets; no writer touches them, whichever root would otherwise allow it.
 
 Resolution (the escape-proof part): relative paths join ``ctx.cwd`` (else the
 workspace) and ``~`` is expanded; then the deepest *existing* ancestor
@@ -38,6 +40,7 @@ __all__ = [
     "display_path",
     "forbidden_roots",
     "is_read_forbidden",
+    "protected_paths",
     "real_path",
     "resolve_read",
     "resolve_write",
@@ -126,10 +129,37 @@ def _check_text(path: str | os.PathLike[str]) -> None:
         raise PathDenied(f"invalid path {path!r}: it is not valid Unicode text") from None
 
 
+# Reasonix's own records and secrets: no file tool writes them, even when the
+# config directory or the workspace (a run started in $HOME) contains them.
+_STATE_PARTS = ("sessions", "archive", "memory")
+_SECRET_PARTS = (".env", "mcp-oauth")
+
+
+def protected_paths(ctx: ToolContext) -> list[Path]:
+    """Real paths file tools never write: session/archive/memory state, provider keys, tokens.
+
+    A ``write_roots`` entry at or below one of them (an explicit ``--add-dir``
+    or ``allow_write``) lifts the protection for that entry.
+    """
+    out: list[str | os.PathLike[str]] = []
+    if ctx.state_dir is not None:
+        out += [Path(ctx.state_dir) / part for part in _STATE_PARTS]
+    if ctx.config_dir is not None:
+        out += [Path(ctx.config_dir) / part for part in _SECRET_PARTS]
+    explicit = _real_roots(ctx.write_roots)
+    return [p for p in _real_roots(out) if not any(_under(r, p) for r in explicit)]
+
+
 def resolve_write(ctx: ToolContext, path: str | os.PathLike[str]) -> Path:
     """The real path a writer may use for ``path``, or raise :class:`PathDenied`."""
     _check_text(path)
     real = real_path(path, base_dir(ctx))
+    for guarded in protected_paths(ctx):
+        if _under(real, guarded):
+            raise PathDenied(
+                f"writing {os.fspath(path)!r} is not allowed: {guarded} holds Reasonix's own "
+                "sessions, memory or secrets, which file tools never change"
+            )
     roots = write_roots(ctx)
     if any(_under(real, r) for r in roots):
         return real

@@ -217,3 +217,36 @@ def test_todo_auto_ids_never_collide_with_given_ones(tmp_path: Path) -> None:
         json.dumps({"todos": [{"content": "a", "status": "pending", "id": True}]}), ctx
     )
     assert res.is_error
+
+
+def test_state_and_secrets_are_never_written(tmp_path: Path) -> None:
+    home = tmp_path / "home" / ".reasonix"
+    (home / "sessions" / "proj").mkdir(parents=True)
+    (home / "sessions" / "proj" / "s.jsonl").write_text('{"role": "user"}\n')
+    (home / ".env").write_text("DEEPSEEK_API_KEY=sk\n")
+    # A run started in the home directory: the workspace contains the state too.
+    ctx = ToolContext(workspace=tmp_path / "home", state_dir=home, config_dir=home)
+    for target in [
+        "home/.reasonix/sessions/proj/s.jsonl",
+        ".reasonix/sessions/proj/s.jsonl",
+        ".reasonix/memory/facts.json",
+        ".reasonix/archive/x.jsonl",
+        ".reasonix/.env",
+        ".reasonix/mcp-oauth/srv.json",
+    ]:
+        with pytest.raises(PathDenied, match="never"):
+            resolve_write(ctx, target if not target.startswith("home/") else str(tmp_path / target))
+    res = edit_file.TOOL.execute(
+        json.dumps({"path": ".reasonix/.env", "old_string": "sk", "new_string": "stolen"}),
+        ctx,
+    )
+    assert res.is_error
+    assert (home / ".env").read_text() == "DEEPSEEK_API_KEY=sk\n"
+    # The rest of the config directory stays writable (config.toml, commands/).
+    assert resolve_write(ctx, ".reasonix/config.toml") == home / "config.toml"
+    assert resolve_write(ctx, ".reasonix/commands/x.md") == home / "commands" / "x.md"
+    # An explicit --add-dir for the memory directory lifts the guard for it only.
+    ctx.write_roots = [home / "memory"]
+    assert resolve_write(ctx, ".reasonix/memory/f.json") == home / "memory" / "f.json"
+    with pytest.raises(PathDenied):
+        resolve_write(ctx, ".reasonix/sessions/proj/s.jsonl")
