@@ -112,9 +112,20 @@ def write_roots(ctx: ToolContext) -> list[Path]:
     return _real_roots(roots)
 
 
+def _secrets(ctx: ToolContext) -> list[Path]:
+    if ctx.config_dir is None:
+        return []
+    return _real_roots(Path(ctx.config_dir) / part for part in _SECRET_PARTS)
+
+
 def forbidden_roots(ctx: ToolContext) -> list[Path]:
-    """The real paths of every ``forbid_read`` entry."""
-    return _real_roots(ctx.forbid_read)
+    """The real paths of every ``forbid_read`` entry, plus Reasonix's own secrets.
+
+    Provider keys (``<config>/.env``) and OAuth tokens (``<config>/mcp-oauth``)
+    must not reach a model or a transcript through a file tool.
+    """
+    roots = _real_roots(ctx.forbid_read)
+    return roots + [s for s in _secrets(ctx) if s not in roots]
 
 
 def _check_text(path: str | os.PathLike[str]) -> None:
@@ -187,6 +198,11 @@ def resolve_read(ctx: ToolContext, path: str | os.PathLike[str]) -> Path:
     real = real_path(path, base_dir(ctx))
     lexical = Path(os.path.normpath(os.path.join(base_dir(ctx), os.path.expanduser(path))))
     entry = _forbidding_entry(real, lexical, forbidden_roots(ctx))
+    if entry is not None and entry in _secrets(ctx):
+        raise PathDenied(
+            f"reading {os.fspath(path)!r} is not allowed: {entry} holds Reasonix's provider "
+            "keys or OAuth tokens, which file tools never show"
+        )
     if entry is not None:
         raise PathDenied(
             f"reading {os.fspath(path)!r} is forbidden by [sandbox].forbid_read ({entry}); "

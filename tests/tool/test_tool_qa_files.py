@@ -16,9 +16,16 @@ import pytest
 
 from reasonix.errors import PathDenied
 from reasonix.tool import ToolContext
-from reasonix.tool.builtin import delete_symbol, edit_file, move_file, todo_write, write_file
+from reasonix.tool.builtin import (
+    delete_symbol,
+    edit_file,
+    move_file,
+    read_file,
+    todo_write,
+    write_file,
+)
 from reasonix.tool.builtin._files import atomic_write, load_text
-from reasonix.tool.paths import resolve_write
+from reasonix.tool.paths import is_read_forbidden, resolve_write
 
 posix_only = pytest.mark.skipif(sys.platform == "win32", reason="symlink races are POSIX")
 
@@ -250,3 +257,20 @@ def test_state_and_secrets_are_never_written(tmp_path: Path) -> None:
     assert resolve_write(ctx, ".reasonix/memory/f.json") == home / "memory" / "f.json"
     with pytest.raises(PathDenied):
         resolve_write(ctx, ".reasonix/sessions/proj/s.jsonl")
+
+
+def test_secrets_are_never_read_or_listed(tmp_path: Path) -> None:
+    home = tmp_path / ".reasonix"
+    (home / "mcp-oauth").mkdir(parents=True)
+    (home / "mcp-oauth" / "srv.json").write_text('{"access_token": "TOKEN123"}')
+    (home / ".env").write_text("DEEPSEEK_API_KEY=sk-SECRET\n")
+    (home / "config.toml").write_text("[agent]\n")
+    ctx = ToolContext(workspace=tmp_path, config_dir=home)
+    for path in [".reasonix/.env", str(home / ".env"), ".reasonix/mcp-oauth/srv.json"]:
+        res = read_file.TOOL.execute(json.dumps({"path": path}), ctx)
+        assert res.is_error
+        assert "SECRET" not in res.content and "TOKEN123" not in res.content
+    assert is_read_forbidden(ctx, ".reasonix/.env")
+    assert not is_read_forbidden(ctx, ".reasonix/config.toml")
+    res = read_file.TOOL.execute(json.dumps({"path": ".reasonix/config.toml"}), ctx)
+    assert not res.is_error, res.content
