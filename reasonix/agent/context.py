@@ -15,7 +15,7 @@ The loop talks to one :class:`ContextManager` per session::
             raise
         messages = ctx.on_overflow(cancel)         # one summary, then ONE retry
         ...                                        # resend with the new messages
-    ctx.observe_usage(usage.input_tokens + usage.cache_read_tokens)  # full prompt size
+    ctx.observe_usage(usage.input_tokens)          # normalised: the whole prompt
 
 ``prepare`` raises :class:`~reasonix.errors.CompactionRequired` when the
 request is over the hard limit (the context window) and no automatic remedy
@@ -181,7 +181,10 @@ class ContextManager:
                 max_summaries=cp.MAX_PRESSURE_SUMMARIES,
                 force=False,
             )
-            self.last_result = result
+            # Only report transactions that did or found something, so a blocked
+            # generation does not announce "maintenance" on every request.
+            if result.pruned or result.summaries or result.status != "ok" or result.over_limit:
+                self.last_result = result
             if result.over_limit:
                 raise CompactionRequired(_required_text(result))
             return self._sending(self._view.messages)

@@ -6,7 +6,7 @@ never put in the system prompt and never changes the tools, so the cached
 prompt prefix stays byte-identical; and it is framed as low-authority notes,
 so a stale or wrong fact cannot override what the user just said.
 
-Generic requests ("continue", "ok go on", "继续") have fewer than two content
+Generic requests ("continue", "ok go on", and their Chinese equivalents) have fewer than two content
 terms (D23) and recall nothing: matching them would only inject noise.
 """
 
