@@ -115,6 +115,7 @@ def test_garbage_on_stdout_is_reported_and_skipped(workspace: Path) -> None:
         notices = mgr.drain_notices()
         assert any("Starting up" in n for n in notices)
         assert any("{broken json" in n for n in notices)
+        assert any("relay: between messages" in n for n in notices)
 
 
 def test_ten_megabyte_result_is_clipped_with_raw_kept(two: McpManager) -> None:

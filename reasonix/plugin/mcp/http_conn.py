@@ -24,11 +24,20 @@ _READ_CHUNK = 65536
 
 
 class Connections:
-    """The set of live connections of one transport."""
+    """The live exchanges (connection, socket, response) of one transport.
+
+    The socket is captured when the request is sent: for a ``Connection:
+    close`` reply http.client hands the socket to the response and forgets it
+    on the connection, yet close() and abandon() must still reach it, and the
+    response must be closed too or the socket outlives its use.
+    """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._open: set[http.client.HTTPConnection] = set()
+        self._open: dict[
+            http.client.HTTPConnection,
+            tuple[socket.socket | None, http.client.HTTPResponse | None],
+        ] = {}
         self.closed = False
 
     def add(self, conn: http.client.HTTPConnection) -> None:
@@ -36,35 +45,49 @@ class Connections:
         with self._lock:
             if self.closed:
                 raise PluginError("connection closed")
-            self._open.add(conn)
+            self._open[conn] = (None, None)
+
+    def attach(
+        self,
+        conn: http.client.HTTPConnection,
+        sock: socket.socket | None,
+        resp: http.client.HTTPResponse | None,
+    ) -> None:
+        """Remember the socket (and later the response) of a tracked exchange."""
+        with self._lock:
+            if conn in self._open:
+                self._open[conn] = (sock, resp)
 
     def discard(self, conn: http.client.HTTPConnection) -> None:
-        """Stop tracking and close ``conn``."""
+        """Stop tracking ``conn`` and close it with its response."""
         with self._lock:
-            self._open.discard(conn)
+            _, resp = self._open.pop(conn, (None, None))
+        if resp is not None:
+            resp.close()
         conn.close()
 
-    def close_all(self) -> None:
-        """Shut every socket down (wakes blocked readers) and refuse new ones.
+    def shutdown(self, conn: http.client.HTTPConnection) -> None:
+        """Shut ``conn``'s socket down so a thread blocked reading it wakes up.
 
-        Only the sockets are shut here; each connection is closed by the thread
-        that owns it (http.client objects are not safe to close concurrently).
+        Only the socket is shut here; the owning thread closes the objects
+        (http.client is not safe to close from two threads at once).
         """
         with self._lock:
-            self.closed = True
-            conns = list(self._open)
-        for conn in conns:
-            self.shutdown(conn)
-
-    @staticmethod
-    def shutdown(conn: http.client.HTTPConnection) -> None:
-        """Shut ``conn``'s socket down so a thread blocked reading it wakes up."""
-        sock = conn.sock
+            sock, _ = self._open.get(conn, (None, None))
+        sock = sock or conn.sock
         if sock is not None:
             try:
                 sock.shutdown(socket.SHUT_RDWR)
             except OSError:
                 pass
+
+    def close_all(self) -> None:
+        """Shut every socket down (wakes blocked readers) and refuse new ones."""
+        with self._lock:
+            self.closed = True
+            conns = list(self._open)
+        for conn in conns:
+            self.shutdown(conn)
 
 
 def open_request(
@@ -80,6 +103,7 @@ def open_request(
 
     The socket timeout is cleared once headers arrived: an SSE stream may be
     quiet for minutes, and the session's own timeouts bound the wait instead.
+    The caller closes both with ``conns.discard(conn)``.
     """
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
@@ -92,9 +116,12 @@ def open_request(
         path += "?" + parts.query
     try:
         conn.request(method, path, body=body, headers=dict(headers))
+        sock = conn.sock
+        conns.attach(conn, sock, None)
         resp = conn.getresponse()
-        if conn.sock is not None:
-            conn.sock.settimeout(None)
+        conns.attach(conn, sock, resp)
+        if sock is not None:
+            sock.settimeout(None)
     except (OSError, http.client.HTTPException) as exc:
         conns.discard(conn)
         raise PluginError(f"{method} {url} failed: {exc}") from exc

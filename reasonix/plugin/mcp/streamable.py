@@ -132,7 +132,7 @@ class StreamableHttpTransport:
         with self._lock:
             conn = self._inflight.get(request_id)
         if conn is not None:
-            Connections.shutdown(conn)
+            self._conns.shutdown(conn)
 
     def close(self) -> None:
         """DELETE the session, shut every connection, join the workers."""
