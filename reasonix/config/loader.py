@@ -241,14 +241,17 @@ def _retire(cfg: Config, layer: Layer, migrate: bool) -> None:
     if migrate and layer.path is not None:
         try:
             removed = drop_legacy_context_keys(layer.path, layer.data)
-        except OSError as exc:
+        except (OSError, ConfigError) as exc:
             # A read-only config must not stop the start: the keys are ignored anyway.
-            cfg.warnings.append(f"{layer.name}: could not remove retired keys: {exc}")
+            detail = exc.detail if isinstance(exc, ConfigError) else exc
+            cfg.warnings.append(f"{layer.name}: could not remove retired keys: {detail}")
             return
-        cfg.warnings.append(f"{layer.name}: removed retired keys {', '.join(removed)}")
-    else:
-        names = ", ".join(f"{t}.{k}" if t else k for t, k in retired)
-        cfg.warnings.append(f"{layer.name}: retired keys ignored: {names}")
+        if removed:
+            cfg.warnings.append(f"{layer.name}: removed retired keys {', '.join(removed)}")
+            return
+    # Not migrating, or the keys sit where the editor cannot remove them (an inline table).
+    names = ", ".join(f"{t}.{k}" if t else k for t, k in retired)
+    cfg.warnings.append(f"{layer.name}: retired keys ignored: {names}")
 
 
 def _finish_sandbox(cfg: Config, cwd: Path) -> None:

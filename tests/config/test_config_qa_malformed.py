@@ -6,6 +6,7 @@ Deeply nested TOML/JSON, nan/inf numbers, BOMs, non-UTF-8 .env files, quoted
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -198,3 +199,26 @@ def test_provider_token_counts_must_not_be_negative(tmp_path: Path) -> None:
     assert "model_overrides.m.context_window" in message
     (tmp_path / "reasonix.toml").write_text(base + "max_output_tokens = 0\n", "utf-8")
     assert load(tmp_path).provider("x") is not None
+
+
+@pytest.mark.skipif(os.name == "nt" or os.geteuid() == 0, reason="root ignores permissions")
+def test_read_only_config_with_retired_keys_still_loads(tmp_path: Path) -> None:
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / "reasonix.toml").write_text("[agent]\nsoft_compact_ratio = 0.5\n", "utf-8")
+    project.chmod(0o555)  # no temp file can be created next to the config
+    try:
+        cfg = load(project)
+    finally:
+        project.chmod(0o755)
+    assert any("could not remove retired keys" in w for w in cfg.warnings)
+
+
+def test_retire_failure_from_the_editor_is_a_warning(tmp_path: Path) -> None:
+    (tmp_path / "reasonix.toml").write_text(
+        "agent = { soft_compact_ratio = 0.5, compact_ratio = 0.7 }\n", "utf-8"
+    )
+    cfg = load(tmp_path)
+    assert cfg.agent.compact_ratio == 0.7
+    assert any("retired keys ignored: agent.soft_compact_ratio" in w for w in cfg.warnings)
+    assert not any(w.endswith("removed retired keys ") for w in cfg.warnings)
