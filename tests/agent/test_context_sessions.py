@@ -26,6 +26,7 @@ from reasonix.agent.context import ContextManager
 from reasonix.agent.session import Session, read_records
 from reasonix.cancel import Cancel
 from reasonix.config.model import ProviderConfig
+from reasonix.config.paths import state_dir
 from reasonix.errors import CompactionRequired, ProviderAPIError
 from reasonix.provider.types import ChunkKind, Message, Request, Role, ToolCall, ToolSchema
 
@@ -185,7 +186,9 @@ def harness_would_trigger(h: Harness, user_text: str) -> bool:
 
 def test_later_threshold_merges_previous_digest(harness: Harness) -> None:
     seen = 0
+    snapshots: list[bytes] = []
     for i in range(40):
+        snapshots.append(harness.session.path.read_bytes())
         steps: list[Turn | Fault] = []
         if harness_would_trigger(harness, words("alpha", 500)):
             seen += 1
@@ -204,6 +207,10 @@ def test_later_threshold_merges_previous_digest(harness: Harness) -> None:
     # Canonical history is complete: every question is still in the transcript.
     texts = [r["message"]["content"] for r in harness.session.records() if r["type"] == "message"]
     assert all(any(t.endswith(f"q{k}") for t in texts) for k in range(i + 1))
+    # The canonical file only ever grew (CTX-13) and no prune archive appeared (CTX-17).
+    final_bytes = harness.session.path.read_bytes()
+    assert all(final_bytes.startswith(snap) for snap in snapshots)
+    assert not (state_dir() / "archive").exists()
 
 
 def test_two_summaries_when_the_first_is_not_enough(harness: Harness) -> None:
