@@ -208,7 +208,10 @@ class ContextManager:
             if self.context_window > 0 and raw > 0:
                 self.counter.bump_ratio(self.context_window / raw * 1.02)
             tokens = self._estimate(messages)
-            target = self.context_window if self.context_window > 0 else tokens
+            # Whatever the estimate says, this request did not fit: the target
+            # is "smaller than now" even when the (clamped) estimate is under
+            # the window, so prune or summarise always runs.
+            target = min(self.context_window, tokens) if self.context_window > 0 else tokens
             result = self._transaction(
                 cancel,
                 reason="overflow",

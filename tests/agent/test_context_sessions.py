@@ -420,3 +420,20 @@ def test_slash_compact_summarises_below_the_trigger(harness: Harness) -> None:
     assert text.startswith("compacted:") and "generation 1" in text
     assert is_summary(harness.bodies()[-1])
     assert assert_cache_aligned(harness.bodies()) == 1
+
+
+def test_overflow_relieved_by_pruning_retries_without_a_summary(harness: Harness) -> None:
+    harness.turn("read it", "ok")
+    harness.tool_round("c1", "".join(f"r{i:04d} " for i in range(1700)))  # 10.2k code points
+    assert harness.ctx.estimate() < harness.ctx.trigger  # the estimate thought it fits
+    harness.srv.add(Fault.context_overflow())
+    harness.srv.add(Turn.text_only("fine now", usage=NO_USAGE))
+    first = harness.ctx.prepare(Cancel())
+    with pytest.raises(ProviderAPIError):
+        harness.send(first)
+    retry = harness.ctx.on_overflow(Cancel())
+    result = harness.ctx.last_result
+    assert result is not None and result.pruned == 1 and result.summaries == 0
+    assert harness.send(retry) == "fine now"
+    assert not any(is_summary(b) for b in harness.bodies())
+    assert cp.PRUNE_MARKER in harness.bodies()[-1]["messages"][-1]["content"]
