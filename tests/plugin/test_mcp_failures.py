@@ -166,8 +166,8 @@ def test_serial_versus_parallel(workspace: Path) -> None:
         assert len(mgr.wait_ready(20)) == 3
         modes = {s.name: s.concurrency for s in mgr.status()}
         assert modes == {"my-browser": "serial", "par": "parallel", "forced": "serial"}
-        assert _timed_pair(mgr, "par", 0.6) < 1.1
-        assert _timed_pair(mgr, "my-browser", 0.6) >= 1.2
+        assert _timed_pair(mgr, "par", 1.0) < 1.8  # overlapped
+        assert _timed_pair(mgr, "my-browser", 1.0) >= 2.0  # one after the other
         # A queued call still honours its own cancellation.
         tool = by_name(mgr)["mcp__forced__slow"]
         first = threading.Thread(target=run, args=(tool, {"seconds": 1.5}))
