@@ -18,7 +18,6 @@ Either way ``tools/list`` completes the start, and the same request methods
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -97,7 +96,6 @@ class McpClient:
             on_notification=self._on_notification,
             on_notice=on_notice,
         )
-        self._started = threading.Event()
 
     # -- lifecycle ---------------------------------------------------------
     @property
@@ -113,7 +111,6 @@ class McpClient:
         """
         self.transport.start(cancel)
         self.session.start()
-        self._started.set()
         if self.allow_stateless and self._discover(cancel):
             return
         timeout = cancel.remaining()  # what discovery left of the startup budget
