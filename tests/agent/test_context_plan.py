@@ -7,6 +7,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from reasonix.agent import compaction as cp
 from reasonix.agent.session import read_records
@@ -203,3 +205,29 @@ def test_kill_during_checkpoint_write_gives_old_or_new_never_a_mix(tmp_path: Pat
         path.write_bytes(base + line[:cut])
         got = [m.to_dict() for m in cp.project(read_records(path))]
         assert got == (new_view if cut == len(line) else old_view), cut
+
+
+_roles = st.lists(st.sampled_from([U, A, T]), max_size=30)
+
+
+@settings(max_examples=200, deadline=None)
+@given(roles=_roles, data=st.data())
+def test_select_cut_properties(roles: list[Role], data: st.DataObject) -> None:
+    sizes = data.draw(st.lists(st.integers(1, 50), min_size=len(roles), max_size=len(roles)))
+    budget = data.draw(st.integers(0, 400))
+    cut = cp.select_cut(roles, sizes, budget)
+    assert 0 <= cut <= len(roles)
+    assert sum(sizes[cut:]) <= budget  # the kept tail never exceeds the budget
+    assert cut == len(roles) or roles[cut] is not Role.TOOL  # never starts inside a group
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.text(min_size=0, max_size=12000))
+def test_prune_properties(text: str) -> None:
+    out = cp.prune_text(text)
+    if len(text) <= cp.PRUNE_THRESHOLD:
+        assert out is None
+    else:
+        assert out is not None
+        assert out.startswith(text[: cp.PRUNE_HEAD]) and out.endswith(text[-cp.PRUNE_TAIL :])
+        assert len(out) == cp.PRUNE_HEAD + cp.PRUNE_TAIL + len(cp.PRUNE_MARKER) + 2
