@@ -33,3 +33,21 @@ def _isolated_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
                 os.environ.pop(k, None)
             else:
                 os.environ[k] = v
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    """On CI, a test skipped because an external program is MISSING is a failure.
+
+    Interop tests skip loudly on a laptop that lacks bwrap, rg, node or the MCP
+    servers; CI installs them all (.ci/run), so a skip there means a broken
+    install step and must not pass silently.
+    """
+    outcome = yield
+    report = outcome.get_result()
+    if not os.environ.get("CI") or not report.skipped:
+        return
+    reason = str(report.longrepr[-1]) if isinstance(report.longrepr, tuple) else ""
+    if "MISSING" in reason:
+        report.outcome = "failed"
+        report.longrepr = f"CI must run this test, but it was skipped: {reason}"

@@ -170,7 +170,7 @@ def test_mcp_server_tools_reach_the_model(tmp_path: Path) -> None:
     except ImportError:
         import pytest
 
-        pytest.skip("the mcp SDK is not installed (.venv/bin/pip install mcp)")
+        pytest.skip("MISSING the mcp SDK: run `.venv/bin/pip install mcp`")
     server = ROOT / "tests" / "plugin" / "servers" / "sdk_server.py"
     script = [
         Turn.tools([ToolSpec("mcp__sdk__echo", '{"text": "over mcp"}')]),

@@ -24,7 +24,7 @@ from reasonix.permission.sandbox.seatbelt import seatbelt_argv, seatbelt_profile
 BWRAP = shutil.which("bwrap")
 needs_bwrap = pytest.mark.skipif(
     not sys.platform.startswith("linux") or BWRAP is None,
-    reason="LOUD SKIP: bubblewrap (bwrap) is missing; CI installs it (apt-get install bubblewrap)",
+    reason="MISSING bubblewrap (bwrap); CI installs it (apt-get install bubblewrap)",
 )
 
 

@@ -138,7 +138,7 @@ def test_tls_verification_is_on_by_default() -> None:
 def tls_pair(tmp_path_factory: pytest.TempPathFactory) -> tuple[ssl.SSLContext, ssl.SSLContext]:
     """A self-signed localhost certificate: (server context, client context trusting it)."""
     if shutil.which("openssl") is None:
-        pytest.skip("openssl CLI not installed: cannot mint a test certificate")
+        pytest.skip("MISSING openssl CLI: cannot mint a test certificate (apt-get install openssl)")
     d = tmp_path_factory.mktemp("tls")
     cert, key = d / "cert.pem", d / "key.pem"
     subprocess.run(

@@ -15,7 +15,7 @@ from reasonix.tool.builtin._gitignore import IgnoreFile, parse_rules
 from reasonix.tool.builtin.grep import TOOL
 
 RG = shutil.which("rg")
-NO_RG = "ripgrep (rg) is NOT installed: apt-get install ripgrep; CI must run this half"
+NO_RG = "MISSING ripgrep (rg): apt-get install ripgrep; CI must run this half"
 ENGINES = [
     "python",
     pytest.param(
