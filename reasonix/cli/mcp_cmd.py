@@ -106,12 +106,16 @@ def _check(cfg: Any, timeout: float) -> int:
     from reasonix.plugin.mcp import McpManager
 
     print()
+    from reasonix.plugin.mcp.oauth import auth_for
+
+    lookup = chain_lookup(cfg.project_env, environ_lookup)
     mgr = McpManager(
         cfg.mcp_servers,
         workspace=Path.cwd(),
-        env_lookup=chain_lookup(cfg.project_env, environ_lookup),
+        env_lookup=lookup,
         startup_timeout=timeout,
         call_timeout=timeout,
+        auth_for=lambda server: auth_for(server, lookup=lookup),  # authorised servers pass
     )
     failed = 0
     with mgr:

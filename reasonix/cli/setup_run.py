@@ -76,6 +76,7 @@ def add_run_flags(parser: argparse.ArgumentParser) -> None:
     add("-y", "--auto", action="store_true", help="auto mode: approve what the policy allows")
     add("--ablate", metavar="LIST", help="comma-separated experiment arms (recorded in --metrics)")
     add("--compact", action="store_true", help="compact the context before the turn")
+    add("--mcp-debug", metavar="FILE", help="log MCP JSON-RPC traffic to FILE")
 
 
 @dataclass
@@ -237,7 +238,15 @@ def _tool_context(cfg: Config, workspace: Path, session: Session, headless: bool
     workspace = Path(cfg.sandbox.workspace_root or workspace)
     roots = [workspace, *(Path(p) for p in cfg.sandbox.allow_write)]
     forbid = [Path(p) for p in cfg.sandbox.forbid_read]
-    sandbox = SandboxSettings(cfg.sandbox.bash, workspace, roots, forbid, cfg.sandbox.network)
+    sandbox = SandboxSettings(
+        cfg.sandbox.bash,
+        workspace,
+        roots,
+        forbid,
+        cfg.sandbox.network,
+        # the agent's own state and config stay read-only even inside a write root
+        read_only=[paths.state_dir(), paths.home_dir()],
+    )
     return ToolContext(
         workspace=workspace,
         cwd=workspace,
@@ -249,6 +258,8 @@ def _tool_context(cfg: Config, workspace: Path, session: Session, headless: bool
         state_dir=paths.state_dir(),
         config_dir=paths.home_dir(),
         headless=headless,
+        # provider keys never reach the model's shell (a `printenv` would leak them)
+        extra={"secret_env": sorted({p.api_key_env for p in cfg.providers if p.api_key_env})},
     )
 
 
@@ -282,7 +293,10 @@ def build(args: argparse.Namespace, *, interactive: bool) -> RunSetup:
         approver = EventApprover()
         gate = _gate(cfg, args, approver if interactive else None, workspace)
         ctx = _tool_context(cfg, workspace, session, headless=not interactive)
-        closers += _start_plugins(cfg, registry, Path(ctx.workspace), notices)
+        debug = getattr(args, "mcp_debug", None)
+        closers += _start_plugins(
+            cfg, registry, Path(ctx.workspace), notices, Path(debug) if debug else None
+        )
         instructions = instruction_block(load_instructions(paths.home_dir(), workspace, Path.cwd()))
 
         def make_agent(s: Session) -> Agent:
@@ -345,7 +359,11 @@ def _budget(resolved: ResolvedModel) -> OutputBudget:
 
 
 def _start_plugins(
-    cfg: Config, registry: Registry, workspace: Path, notices: list[str]
+    cfg: Config,
+    registry: Registry,
+    workspace: Path,
+    notices: list[str],
+    debug_log: Path | None = None,
 ) -> list[Callable[[], None]]:
     """Start the configured MCP servers and add their tools; returns shutdown callbacks.
 
@@ -360,13 +378,15 @@ def _start_plugins(
 
     with contextlib.suppress(Exception):  # stale OAuth state is only tidied, never fatal
         prune_store({s.name: s.url for s in cfg.mcp_servers if s.url})
+    lookup = chain_lookup(cfg.project_env, environ_lookup)
     mgr = McpManager(
         cfg.mcp_servers,
         workspace=workspace,
-        env_lookup=chain_lookup(cfg.project_env, environ_lookup),
+        env_lookup=lookup,
         startup_timeout=cfg.tools.mcp_startup_timeout_seconds,
         call_timeout=cfg.tools.mcp_call_timeout_seconds,
-        auth_for=auth_for,
+        auth_for=lambda server: auth_for(server, lookup=lookup),
+        debug_log=debug_log,
     )
     try:
         mgr.start()

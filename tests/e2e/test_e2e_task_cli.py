@@ -200,3 +200,15 @@ def test_dir_flag_runs_in_another_directory(tmp_path: Path) -> None:
     assert result(proc)["result"] == "The note says NOTE-CONTENT-0815."
     bad = run(elsewhere, env, "run", "--json", "--dir", str(tmp_path / "missing"), "x")
     assert bad.returncode == 2
+
+
+def test_provider_keys_never_reach_the_models_shell(tmp_path: Path) -> None:
+    cmd = json.dumps({"command": 'echo "key=[${FAKE_PROVIDER_KEY:-unset}]"'})
+    script = [Turn.tools([ToolSpec("bash", cmd)]), Turn.text_only("done")]
+    with FakeServer("openai", script) as srv:
+        ws, env = project(tmp_path, srv.url)
+        proc = run(ws, env, "run", "-y", "--output-format", "stream-json", "show the key")
+    assert proc.returncode == 0, proc.stderr
+    end = next(json.loads(x) for x in proc.stdout.splitlines() if '"tool_end"' in x)
+    assert "key=[unset]" in end["content"]
+    assert "sk-fake" not in proc.stdout
