@@ -86,7 +86,7 @@ def execute(args: argparse.Namespace) -> int:
 def _list(args: argparse.Namespace) -> int:
     from reasonix.config import load
 
-    cfg = load(Path.cwd())
+    cfg = load(Path.cwd(), check_mcp_vars=False)
     if not cfg.mcp_servers:
         print("no MCP servers declared (add one with `reasonix mcp add`)")
         return 0
@@ -274,7 +274,7 @@ def _remove(args: argparse.Namespace) -> int:
     if args.global_:
         path = _target(args)
     else:
-        effective = {s.name: s for s in load(Path.cwd()).mcp_servers}
+        effective = {s.name: s for s in load(Path.cwd(), check_mcp_vars=False).mcp_servers}
         if name not in effective:
             raise UsageError(f"no MCP server named {name!r} is declared")
         path = Path(effective[name].source)
@@ -286,7 +286,7 @@ def _remove(args: argparse.Namespace) -> int:
     if not removed:
         raise UsageError(f"{path} declares no MCP server named {name!r}")
     print(f"removed MCP server {name!r} from {path}")
-    now = {s.name: s for s in load(Path.cwd()).mcp_servers}
+    now = {s.name: s for s in load(Path.cwd(), check_mcp_vars=False).mcp_servers}
     if name in now:
         print(f"note: {name!r} is still declared in {now[name].source}, which now takes effect")
     _prune_oauth(now)

@@ -16,11 +16,17 @@ if TYPE_CHECKING:
 __all__ = ["load", "require_api_key"]
 
 
-def load(cwd: Path, flags: dict[str, Any] | None = None, *, migrate: bool = True) -> Config:
+def load(
+    cwd: Path,
+    flags: dict[str, Any] | None = None,
+    *,
+    migrate: bool = True,
+    check_mcp_vars: bool = True,
+) -> Config:
     """Load the effective configuration; see :func:`reasonix.config.loader.load`."""
     from reasonix.config.loader import load as _load
 
-    return _load(cwd, flags, migrate=migrate)
+    return _load(cwd, flags, migrate=migrate, check_mcp_vars=check_mcp_vars)
 
 
 def require_api_key(provider: ProviderConfig) -> str:

@@ -19,7 +19,7 @@ from reasonix.config.dotenv import read_dotenv
 from reasonix.config.expand import chain_lookup, environ_lookup, expand_vars
 from reasonix.config.layers import FLAG, Layer, check_type, read_layer
 from reasonix.config.legacy import drop_legacy_context_keys, find_legacy_context_keys
-from reasonix.config.mcp import merge_servers, read_mcp_json, servers_from_toml
+from reasonix.config.mcp import expand_server, merge_servers, read_mcp_json, servers_from_toml
 from reasonix.config.model import Config, McpServerConfig, ProviderConfig
 from reasonix.config.providers import ProviderSet
 from reasonix.config.schema import (
@@ -190,13 +190,22 @@ def _absolute(entry: str, base: Path) -> str:
     return os.path.normpath(path if path.is_absolute() else base / path)
 
 
-def load(cwd: Path, flags: dict[str, Any] | None = None, *, migrate: bool = True) -> Config:
+def load(
+    cwd: Path,
+    flags: dict[str, Any] | None = None,
+    *,
+    migrate: bool = True,
+    check_mcp_vars: bool = True,
+) -> Config:
     """The effective configuration for a process working in ``cwd``.
 
     ``flags`` maps dotted keys (``default_model``, ``agent.compact_ratio``,
     ``permissions.mode``, ``sandbox.allow_write`` …) to command-line values;
     None values are skipped. With ``migrate`` retired context keys are
-    removed from the file that holds them (CTX-15).
+    removed from the file that holds them (CTX-15). With ``check_mcp_vars``
+    an unset ``${VAR}`` (without a default) in an enabled MCP declaration is a
+    ConfigError naming the file, the key, the variable and the server (D22);
+    ``reasonix mcp`` turns it off so a broken declaration can still be removed.
     """
     cwd = Path(os.path.abspath(cwd))
     cfg = Config()
@@ -230,6 +239,10 @@ def load(cwd: Path, flags: dict[str, Any] | None = None, *, migrate: bool = True
     json_servers = read_mcp_json(paths.project_mcp_path(cwd), cfg.warnings)
     # D16: global < project .mcp.json < project reasonix.toml
     cfg.mcp_servers = merge_servers(servers["user"], json_servers, servers["project"])
+    if check_mcp_vars:
+        for server in cfg.mcp_servers:
+            if server.enabled:
+                expand_server(server, lookup)  # raises on an unset ${VAR}; result unused
     return cfg
 
 
