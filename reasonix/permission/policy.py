@@ -33,7 +33,18 @@ from reasonix.permission.rules import (
     subjects,
 )
 
-__all__ = ["Policy", "Verdict", "conservative_prefix_rule", "parse_rules", "suggest_rule"]
+__all__ = [
+    "PROTECTED_IN_WORKSPACE",
+    "Policy",
+    "Verdict",
+    "conservative_prefix_rule",
+    "parse_rules",
+    "suggest_rule",
+]
+
+# Workspace files whose edit could widen the agent's own permissions or run code
+# on the next git command; other protected files (the user config) are passed in.
+PROTECTED_IN_WORKSPACE = ("reasonix.toml", ".mcp.json", ".git/hooks", ".git/config")
 
 
 @dataclass(frozen=True)
@@ -85,6 +96,7 @@ class Policy:
         allow_dynamic_bash: bool = False,
         workspace: str | os.PathLike[str] | None = None,
         home: str | None = None,
+        protected: Iterable[str | os.PathLike[str]] = (),
     ) -> None:
         self.mode = parse_mode(mode)
         self.allow = parse_rules(allow, "permissions.allow")
@@ -93,6 +105,13 @@ class Policy:
         self.allow_dynamic_bash = allow_dynamic_bash
         self.workspace = os.fspath(workspace) if workspace is not None else None
         self.home = home if home is not None else os.path.expanduser("~")
+        # Files that steer the agent itself (its config, git hooks): a file edit
+        # there always needs a human, whatever the mode (bypassPermissions aside).
+        ws = self.workspace
+        defaults = [] if ws is None else [
+            os.path.join(ws, name) for name in PROTECTED_IN_WORKSPACE
+        ]  # fmt: skip
+        self.protected = tuple(os.path.normpath(os.fspath(p)) for p in [*defaults, *protected])
 
     def with_allow(self, rules: Iterable[str]) -> Policy:
         """A copy with extra allow rules (session grants, ``--allowed-tools``)."""
@@ -132,6 +151,10 @@ class Policy:
         hit = self._first(self.ask, tool_name, args, any_subject=True)
         if hit:
             return self._explicit_ask(hit.text, read_only, suggestion)
+        guarded = self._protected_target(tool_name, args)
+        if guarded and self.mode is not Mode.BYPASS:
+            why = f"{tool_name}: {guarded} steers Reasonix or git; editing it needs approval"
+            return Verdict(Decision.ASK, why, fresh=True)
         hit = self._first(self.allow, tool_name, args, any_subject=False)
         if hit:
             return Verdict(Decision.ALLOW, f"matches allow rule {hit.text!r}")
@@ -139,6 +162,21 @@ class Policy:
             return Verdict(Decision.ALLOW, "read-only tool")
         d, why = self._writer_fallback(tool_name)
         return Verdict(d, f"{tool_name}: {why}", suggested_rule=suggestion)
+
+    def _protected_target(self, tool: str, args: dict[str, Any]) -> str:
+        """The protected path a file edit would touch, or "" (lexical and resolved)."""
+        if tool not in EDIT_TOOLS or not self.protected:
+            return ""
+        for raw in subjects("path", args):
+            path = os.path.expanduser(raw)
+            if self.workspace is not None and not os.path.isabs(path):
+                path = os.path.join(self.workspace, path)
+            # the resolved form catches a symlink planted to reach a protected file
+            for candidate in {os.path.normpath(path), os.path.realpath(path)}:
+                for guarded in self.protected:
+                    if candidate == guarded or candidate.startswith(guarded + os.sep):
+                        return raw
+        return ""
 
     # ---------------------------------------------------------- rule match
     def _first(
