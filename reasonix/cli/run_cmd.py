@@ -197,6 +197,7 @@ def _show_text(event: Event) -> None:
         sys.stderr.write(f"\n· {event.name}\n")
     elif isinstance(event, ToolEnd) and event.is_error:
         first = event.content.strip().splitlines()[0] if event.content.strip() else ""
+        first = first.removeprefix(f"{event.name}: ")  # tool errors already name the tool
         sys.stderr.write(f"  ! {event.name}: {first[:200]}\n")
 
 

@@ -101,7 +101,12 @@ def clip_content(text: str, limit: int = CONTENT_LIMIT_BYTES) -> str:
 
     Cuts fall on character boundaries; the marker says how much was omitted.
     """
-    data = text.encode("utf-8")
+    try:
+        data = text.encode("utf-8")
+    except UnicodeEncodeError:
+        # lone surrogates (from a broken file name or a model) cannot go on the wire
+        text = text.encode("utf-8", "replace").decode("utf-8")
+        data = text.encode("utf-8")
     if len(data) <= limit:
         return text
     omitted_guess = len(data) - limit

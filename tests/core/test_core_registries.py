@@ -137,3 +137,8 @@ def test_clip_keeps_head_and_tail_within_limit(unit: str) -> None:
 
 def test_short_content_is_untouched() -> None:
     assert clip_content("short") == "short"
+
+
+def test_lone_surrogates_are_replaced_not_raised() -> None:
+    assert clip_content("a\ud800b") == "a?b"
+    assert ToolResult(content="x\udcff").content == "x?"
