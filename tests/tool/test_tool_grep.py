@@ -310,3 +310,26 @@ def test_random_trees_engines_agree(tmp_path: Path) -> None:
             args["output_mode"] = rnd.choice(["count", "files_with_matches"])
         py, rg = run(root, "python", **args), run(root, "rg", **args)
         assert py.content == rg.content, (seed, args)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_qa_fifo_and_devices_are_never_opened(tmp_path: Path, engine: str) -> None:
+    """QA: a FIFO in the tree hung the Python engine forever (its timeout cannot
+    interrupt a blocking open); an explicit FIFO or /dev/zero hung rg until the timeout."""
+    write(tmp_path, "a.txt", "needle\n")
+    os.mkfifo(tmp_path / "pipe")
+    os.mkfifo(tmp_path / "pipe.txt")
+    assert run(tmp_path, engine, pattern="needle", timeout_seconds=5).content == "a.txt:1:needle"
+    for path in ("pipe", "/dev/zero"):
+        result = run(tmp_path, engine, pattern="needle", path=path, timeout_seconds=5)
+        assert result.content == f"({path} is not a regular file; not searched)"
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_qa_file_name_with_a_newline(tmp_path: Path, engine: str) -> None:
+    """QA: rg records were split at LF before NUL, so a name holding a LF lost its hits."""
+    write(tmp_path, "a\nb.txt", "needle one\nneedle two\n")
+    write(tmp_path, "b.txt", "other\n")
+    assert run(tmp_path, engine, pattern="needle", output_mode="count").content == "a\nb.txt:2"
+    text = run(tmp_path, engine, pattern="needle", context=1).content
+    assert text == "a\nb.txt:1:needle one\na\nb.txt:2:needle two"

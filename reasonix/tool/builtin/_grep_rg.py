@@ -134,10 +134,20 @@ def _parse_rg(out: bytes, mode: str) -> dict[str, FileHits]:
                 path = os.fsdecode(raw)
                 hits[path] = FileHits(path, count=1)
         return hits
-    for raw in out.split(b"\n"):
-        raw_path, sep, rest = raw.partition(b"\0")
-        if not sep:
-            continue  # "--" group separators
+    # Records are `path NUL rest LF`; the path itself may hold a LF, so split at the NUL
+    # first and only then at the LF that ends the record.
+    pos, size = 0, len(out)
+    while pos < size:
+        if out.startswith(b"--\n", pos) and mode != "count":
+            pos += 3  # the group separator between context blocks
+            continue
+        nul = out.find(b"\0", pos)
+        if nul < 0:
+            break
+        end = out.find(b"\n", nul)
+        end = size if end < 0 else end
+        raw_path, rest = out[pos:nul], out[nul + 1 : end]
+        pos = end + 1
         path = os.fsdecode(raw_path)
         h = hits.get(path)
         if h is None:

@@ -1,6 +1,7 @@
 """The directory walk shared by grep (Python engine), glob and code_index.
 
-Depth-first, names sorted, symlinks not followed; ignore files
+Depth-first, names sorted, symlinks not followed, only regular files yielded
+(like ripgrep: a FIFO or device is never opened); ignore files
 (``.gitignore``/``.ignore``/``.rgignore``) applied as ripgrep does (see
 :mod:`._gitignore`). Hidden entries are skipped unless an ignore file
 whitelists them or the caller asks for them.
@@ -52,6 +53,8 @@ def walk_files(
             if entry.is_symlink():
                 continue
             is_dir = entry.is_dir()
+            if not is_dir and not entry.is_file():
+                continue  # FIFOs, sockets, devices: opening a FIFO would block forever
         except OSError:
             continue
         if is_dir and name in skip_dirs:

@@ -116,6 +116,9 @@ def grep(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         raise ToolError("pattern must not be empty")
     root = resolve_existing(ctx, args.get("path") or ".")
     display = Displayer(ctx)
+    if not root.is_dir() and not root.is_file():
+        # A FIFO, socket or device (/dev/zero): reading it could block or never end.
+        return ToolResult(f"({display(str(root))} is not a regular file; not searched)")
     if root.is_file() and _is_binary(str(root)):
         return ToolResult(f"({display(str(root))} is a binary file; not searched)")
     q = GrepQuery(
