@@ -152,3 +152,39 @@ def test_enforced_sandbox_without_backend_refuses(
     res = run(ctx, f"touch {marker}")
     assert res.is_error and "NOT run" in res.content and "enforce" in res.content
     assert not marker.exists()
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        # the subshell exits at once: the daemon has neither our group nor our parent links
+        "(setsid sleep 100 & echo $! > pid.txt); sleep 100",
+        "setsid -f bash -c 'echo $$ > pid.txt; exec sleep 100'; sleep 100",
+    ],
+)
+def test_qa_timeout_reaches_double_forked_daemons(tmp_path: Path, command: str) -> None:
+    """QA: a double fork plus setsid survived a timeout that claimed it killed everything."""
+    ctx = ToolContext(workspace=tmp_path, bash_timeout=1)
+    res = run(ctx, command)
+    assert res.metadata["timed_out"]
+    assert "the command and its children were killed" in res.content
+    pid = int((tmp_path / "pid.txt").read_text())
+    assert wait_dead(pid), pid
+
+
+def test_qa_cancel_reaches_double_forked_daemons(tmp_path: Path) -> None:
+    cancel = Cancel()
+    ctx = ToolContext(workspace=tmp_path, cancel=cancel, bash_timeout=0)
+    box: list[ToolResult] = []
+    command = "(setsid sleep 100 & echo $! > pid.txt); sleep 100"
+    thread = threading.Thread(target=lambda: box.append(run(ctx, command)))
+    thread.start()
+    pid_file = tmp_path / "pid.txt"
+    deadline = time.monotonic() + 5
+    while not (pid_file.exists() and pid_file.read_text().strip()):
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    cancel.cancel("stop")
+    thread.join(10)
+    assert box and box[0].metadata["exit_code"] is None
+    assert wait_dead(int(pid_file.read_text()))

@@ -134,3 +134,17 @@ def test_jobs_die_with_the_interpreter(tmp_path: Path) -> None:
     leader = int(out.stdout.strip())
     child = int(pidfile.read_text().strip())
     assert wait_dead(leader) and wait_dead(child)
+
+
+def test_qa_kill_shell_reaches_double_forked_daemons(tmp_path: Path) -> None:
+    """QA: kill_shell left a `(setsid cmd &)` daemon of the job running."""
+    ctx = ToolContext(workspace=tmp_path, session_id="s-qa-daemon")
+    job = start(ctx, "(setsid sleep 100 & echo $! > pid.txt); sleep 100")
+    pid_file = tmp_path / "pid.txt"
+    deadline = time.monotonic() + 5
+    while not (pid_file.exists() and pid_file.read_text().strip()):
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    res = call(kill_shell, ctx, job_id=job)
+    assert not res.is_error, res.content
+    assert wait_dead(int(pid_file.read_text()))

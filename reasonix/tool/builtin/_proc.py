@@ -14,6 +14,7 @@ or a cancel is noticed within :data:`POLL_SECONDS` even while output streams.
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import selectors
@@ -150,6 +151,35 @@ def descendants(pid: int) -> set[int]:
     return found
 
 
+TAG_VAR = "REASONIX_PROC_TAG"
+_tags = itertools.count(1)
+
+
+def tagged(tag: str) -> set[int]:
+    """Live processes whose environment carries ``TAG_VAR=tag`` (Linux ``/proc``).
+
+    A double fork plus ``setsid`` leaves both the group and the parent links,
+    but the environment is inherited: this is how a timeout still finds it.
+    """
+    needle = f"{TAG_VAR}={tag}".encode()
+    found: set[int] = set()
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return found
+    me = str(os.getpid())
+    for name in names:
+        if not name.isdigit() or name == me:
+            continue
+        try:
+            with open(f"/proc/{name}/environ", "rb") as fh:
+                if needle in fh.read().split(b"\0"):
+                    found.add(int(name))
+        except OSError:
+            continue
+    return found
+
+
 class _Tree:
     """A command's process group plus descendants that left it.
 
@@ -158,12 +188,15 @@ class _Tree:
     finds it, so a timeout or a cancel reaches it too.
     """
 
-    def __init__(self, pgid: int) -> None:
+    def __init__(self, pgid: int, tag: str = "") -> None:
         self.pgid = pgid
+        self.tag = tag
         self.strays: frozenset[int] = frozenset()
 
     def snapshot(self) -> None:
         self.strays = self.strays | descendants(self.pgid)
+        if self.tag:
+            self.strays = self.strays | tagged(self.tag)
 
     def signal(self, sig: int) -> None:
         _signal_group(self.pgid, sig)
@@ -210,10 +243,11 @@ def run_command(
     """
     if not hasattr(os, "killpg"):
         return _run_threaded(argv, cwd, env, sink, cancel, timeout, on_start)
-    proc = spawn(argv, cwd, env)
+    tag = f"{os.getpid()}.{next(_tags)}.{time.monotonic_ns()}"
+    proc = spawn(argv, cwd, {**env, TAG_VAR: tag})
     if on_start is not None:
         on_start(proc)
-    tree = _Tree(proc.pid)
+    tree = _Tree(proc.pid, tag)
     outcome = RunOutcome(exit_code=None, pid=proc.pid)
     reap = not _DETACH.search(command_text)
     deadline = time.monotonic() + timeout if timeout else None
