@@ -318,11 +318,58 @@ def _git_words(seg: Segment) -> tuple[str, ...]:
 _IFS_RE = re.compile(r"\$\{IFS\}|\$IFS(?![A-Za-z0-9_])")
 
 
+# Crude word runs for nested commands the parser cannot see into (stdin-fed shells,
+# unsupported syntax such as `case`, `function`, `coproc`): split at shell punctuation
+# and quotes, drop leading keywords. Only deny/ask rules use them (a false hit is safe).
+_CRUDE_SPLIT_RE = re.compile(r"[;&|(){}\n`$<>'\"]+")
+_CRUDE_KEYWORDS = frozenset(
+    {
+        "if",
+        "then",
+        "else",
+        "elif",
+        "fi",
+        "do",
+        "done",
+        "while",
+        "until",
+        "for",
+        "in",
+        "case",
+        "esac",
+        "function",
+        "coproc",
+        "select",
+        "time",
+        "!",
+        "{",
+        "}",
+        "[[",
+        "]]",
+    }
+)
+
+
+def _crude_segments(literal: str) -> tuple[Segment, ...]:
+    out = []
+    for chunk in _CRUDE_SPLIT_RE.split(literal.replace("\\\n", "")):
+        words = [w.replace("\\", "") for w in chunk.split()]
+        while words and words[0] in _CRUDE_KEYWORDS:
+            words.pop(0)
+        if words:
+            out.append(Segment(tuple(words), chunk.strip(), Kind.NESTED))
+    return tuple(out)
+
+
 def _eager_analyses(literal: str, analysis: BashAnalysis) -> tuple[BashAnalysis, ...]:
-    """What deny/ask rules inspect: the analysis, plus ``$IFS`` read as the space it splits on."""
-    if "IFS" not in literal:
-        return (analysis,)
-    return (analysis, analyze(_IFS_RE.sub(" ", literal)))
+    """What deny/ask rules inspect: the analysis, ``$IFS`` read as the space it splits on,
+    and for nested commands the crude word runs of the raw text."""
+    out = [analysis]
+    if "IFS" in literal:
+        out.append(analyze(_IFS_RE.sub(" ", literal)))
+    if analysis.kind is Kind.NESTED:
+        out.append(BashAnalysis(literal, _crude_segments(literal)))
+    return tuple(out)
 
 
 def _prefix_hit(prefix: str, argv: tuple[str, ...]) -> bool:

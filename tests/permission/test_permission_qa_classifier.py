@@ -129,3 +129,31 @@ def test_proc_root_alias_in_edit_rules() -> None:
         )
         is Decision.ASK
     )
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "bash <<< 'rm -rf /'",
+        "bash <<EOF\nrm -rf /\nEOF",
+        "sh <<'EOF'\nrm -rf /\nEOF",
+        "echo 'rm -rf /' | sh",
+        "echo 'rm -rf /' | bash -s",
+        "source <(echo 'rm -rf /')",
+        "coproc rm -rf /",
+        "function f { rm -rf /; }; f",
+        "f() { rm -rf /; }; f",
+        "echo $(case x in x) rm -rf / ;; esac)",
+    ],
+)
+def test_deny_sees_into_commands_the_parser_cannot_follow(command: str) -> None:
+    """Stdin-fed shells and unsupported syntax are nested; yolo must still honour deny."""
+    assert analyze(command).kind is Kind.NESTED
+    assert (
+        Policy("yolo", deny=["Bash(rm:*)"]).decide("bash", False, {"command": command})
+        is Decision.DENY
+    )
+    assert (
+        Policy("yolo", deny=["Bash(curl:*)"]).decide("bash", False, {"command": command})
+        is Decision.ALLOW
+    )
