@@ -172,7 +172,11 @@ class Policy:
             if self.workspace is not None and not os.path.isabs(path):
                 path = os.path.join(self.workspace, path)
             # the resolved form catches a symlink planted to reach a protected file
-            for candidate in {os.path.normpath(path), os.path.realpath(path)}:
+            try:
+                resolved = os.path.realpath(path)
+            except (OSError, ValueError):  # a NUL byte: no such file can exist anyway
+                resolved = os.path.normpath(path)
+            for candidate in {os.path.normpath(path), resolved}:
                 for guarded in self.protected:
                     if candidate == guarded or candidate.startswith(guarded + os.sep):
                         return raw

@@ -157,3 +157,14 @@ def test_deny_sees_into_commands_the_parser_cannot_follow(command: str) -> None:
         Policy("yolo", deny=["Bash(curl:*)"]).decide("bash", False, {"command": command})
         is Decision.ALLOW
     )
+
+
+@pytest.mark.parametrize("path", ["a\x00b", "docs/\x00", "\x00"])
+def test_evaluate_never_raises_on_a_nul_in_a_path(path: str) -> None:
+    """QA: the protected-target check called realpath() on model input with a NUL."""
+    policy = Policy("ask", allow=["Edit(docs/**)"], workspace="/w")
+    for tool in ("write_file", "edit_file", "read_file"):
+        verdict = policy.evaluate(tool, tool == "read_file", {"path": path})
+        assert verdict.decision in (Decision.ALLOW, Decision.ASK)
+    both = {"source_path": "docs/a", "destination_path": path}
+    assert policy.decide("move_file", False, both) in (Decision.ALLOW, Decision.ASK)
