@@ -2,7 +2,8 @@
 
 ``Policy.decide`` is the contract (DESIGN §3); ``Policy.evaluate`` returns the
 same decision with the reason and the hints a gate needs (whether a human must
-approve afresh, which rule "always allow" would save). No I/O happens here:
+approve afresh, which rule "always allow" would save). The only I/O is reading
+symlinks (``realpath``) so a path rule judges where a file call really lands;
 ``~`` is expanded once when the policy is built.
 
 Order for one call: explicit deny → explicit ask → allow → fallback. Bash is
@@ -26,6 +27,7 @@ from reasonix.permission.modes import Decision, Mode, parse_mode
 from reasonix.permission.rules import (
     EDIT_TOOLS,
     Rule,
+    absolute_path,
     domain_match,
     glob_match,
     parse_rule,
@@ -199,9 +201,33 @@ class Policy:
         subs = subjects(rule.subject, args)
         if not subs:
             return False  # PERM-4: a rule whose subject the args do not expose is bare-only
+        if rule.subject == "path":
+            # A symlink (docs/link -> ../src) must not stretch an allow, nor dodge a deny:
+            # the written path and its resolved form both count.
+            subs = [form for sub in subs for form in dict.fromkeys((sub, self._resolved(sub)))]
         hits = [self._subject_match(rule, s) for s in subs]
         # move_file: an allow needs both paths inside the rule, a deny/ask either of them.
         return any(hits) if any_subject else all(hits)
+
+    def _resolved(self, path: str) -> str:
+        """``path`` with symlinks resolved, re-anchored at the workspace/home as configured."""
+        lexical = absolute_path(path, self.workspace, self.home)
+        if not lexical.startswith("/"):
+            return path  # no workspace to anchor a relative path: compare as written
+        try:
+            real = os.path.realpath(lexical)
+        except (OSError, ValueError):
+            return path
+        for base in (self.workspace, self.home):
+            if not base:
+                continue
+            try:
+                real_base = os.path.realpath(base)
+            except (OSError, ValueError):
+                continue
+            if real == real_base or real.startswith(real_base.rstrip("/") + "/"):
+                return base.rstrip("/") + real[len(real_base.rstrip("/")) :]
+        return real
 
     def _subject_match(self, rule: Rule, subject: str) -> bool:
         spec = rule.specifier

@@ -29,6 +29,7 @@ __all__ = [
     "FAMILIES",
     "Rule",
     "SubjectKind",
+    "absolute_path",
     "domain_match",
     "glob_match",
     "parse_rule",
@@ -320,6 +321,11 @@ def _absolute(path: str, workspace: str | None, home: str) -> str:
             norm = "/" + norm[m.end() :].lstrip("/")
             m = _PROC_ROOT_RE.match(norm)
     return norm
+
+
+def absolute_path(path: str, workspace: str | None, home: str) -> str:
+    """``path`` as the absolute, lexically normalised form rules are matched against."""
+    return _absolute(path, workspace, home)
 
 
 def path_match(spec: str, subject: str, workspace: str | None, home: str) -> bool:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from reasonix.permission import Decision, Kind, Policy, analyze
@@ -168,3 +170,36 @@ def test_evaluate_never_raises_on_a_nul_in_a_path(path: str) -> None:
         assert verdict.decision in (Decision.ALLOW, Decision.ASK)
     both = {"source_path": "docs/a", "destination_path": path}
     assert policy.decide("move_file", False, both) in (Decision.ALLOW, Decision.ASK)
+
+
+def test_path_rules_see_through_symlinks(tmp_path: Path) -> None:
+    """QA: `Edit(docs/**)` allowed writes through docs/link -> ../src; a deny was dodged."""
+    ws = tmp_path / "ws"
+    (ws / "docs").mkdir(parents=True)
+    (ws / "src").mkdir()
+    (ws / "secret").mkdir()
+    (ws / "docs" / "link").symlink_to("../src")
+    (ws / "docs" / "peek").symlink_to("../secret")
+    (ws / "docs" / "self").symlink_to(".")
+    allow = Policy("ask", allow=["Edit(docs/**)"], workspace=ws)
+    assert allow.decide("write_file", False, {"path": "docs/a.md"}) is Decision.ALLOW
+    assert allow.decide("write_file", False, {"path": str(ws / "docs/new/b.md")}) is Decision.ALLOW
+    assert allow.decide("write_file", False, {"path": "docs/self/c.md"}) is Decision.ALLOW
+    assert allow.decide("write_file", False, {"path": "docs/link/x.py"}) is Decision.ASK
+    move = {"source_path": "docs/a.md", "destination_path": "docs/link/a.md"}
+    assert allow.decide("move_file", False, move) is Decision.ASK
+    deny = Policy("yolo", deny=["Read(secret/**)", "Edit(secret/**)"], workspace=ws)
+    assert deny.decide("read_file", True, {"path": "docs/peek/key"}) is Decision.DENY
+    assert deny.decide("write_file", False, {"path": "docs/peek/key"}) is Decision.DENY
+    assert deny.decide("read_file", True, {"path": "docs/a.md"}) is Decision.ALLOW
+
+
+def test_path_rules_with_a_symlinked_workspace(tmp_path: Path) -> None:
+    """The workspace itself reached through a symlink still matches relative rules."""
+    real = tmp_path / "real"
+    (real / "docs").mkdir(parents=True)
+    alias = tmp_path / "alias"
+    alias.symlink_to(real)
+    policy = Policy("ask", allow=["Edit(docs/**)"], workspace=alias)
+    assert policy.decide("write_file", False, {"path": "docs/a.md"}) is Decision.ALLOW
+    assert policy.decide("write_file", False, {"path": "docs/../src/a.md"}) is Decision.ASK
