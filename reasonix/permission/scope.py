@@ -72,12 +72,18 @@ class ScopeGate:
 
     def within(self, path: str) -> bool:
         """True when ``path`` is already inside a writable root."""
-        p = _norm(path)
+        try:
+            p = _norm(path)
+        except ValueError:  # a NUL byte: no such directory
+            return False
         return any(_inside(p, r) for r in self.roots)
 
     def request(self, path: str, justification: str) -> ScopeOutcome:
         """Ask to make the directory ``path`` writable."""
-        p = _norm(path)
+        try:
+            p = _norm(path)
+        except ValueError:
+            return ScopeOutcome(False, f"denied: {path!r} is not a valid path")
         if any(_inside(p, r) for r in self.roots):
             return ScopeOutcome(True, "already writable", p)
         if p == os.sep or os.path.dirname(p) == p:

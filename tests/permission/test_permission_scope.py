@@ -84,3 +84,10 @@ def test_symlink_is_compared_by_its_target(tmp_path: Path) -> None:
     gate = ScopeGate([str(ws)])
     assert not gate.within(str(ws / "link" / "f"))
     assert not gate.request(str(ws / "link"), "x").allowed
+
+
+def test_qa_nul_byte_in_a_requested_dir_is_refused_not_raised(tmp_path: Path) -> None:
+    gate = ScopeGate(roots=[str(tmp_path)], approver=lambda req: ScopeChoice.SESSION)
+    outcome = gate.request(str(tmp_path) + "/x\x00y", "build output")
+    assert not outcome.allowed and "not a valid path" in outcome.message
+    assert not gate.within("/tmp/\x00")
