@@ -171,6 +171,12 @@ def test_off_is_unchanged_and_bad_mode_is_config_error(workspace: Path) -> None:
         ("HOME", False),
         ("TOKENIZERS_PARALLELISM", False),
         ("LANG", False),
+        ("API_KEY", True),
+        ("TOKEN", True),
+        ("apikey", True),
+        ("MYSQL_PWD", True),
+        ("PWD", False),
+        ("OLDPWD", False),
     ],
 )
 def test_credential_names(name: str, secret: bool) -> None:

@@ -20,6 +20,15 @@ CREDENTIAL_NAMES: frozenset[str] = frozenset(
         "NETRC",
         "PGPASSFILE",
         "VAULT_ADDR",
+        # bare names the suffix rules below miss (they need a prefix before `_TOKEN` …)
+        "TOKEN",
+        "API_KEY",
+        "APIKEY",
+        "ACCESS_KEY",
+        "PRIVATE_KEY",
+        "CREDENTIALS",
+        "MYSQL_PWD",
+        "VAULT_TOKEN",
     }
 )
 
