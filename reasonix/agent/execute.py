@@ -22,6 +22,7 @@ from collections.abc import Callable, Generator
 from typing import Any
 
 from reasonix.cancel import Cancel
+from reasonix.permission.modes import Decision
 from reasonix.provider.types import ToolCall
 from reasonix.tool import Registry, Tool, ToolContext, ToolResult
 
@@ -79,26 +80,45 @@ def _refuse(call: ToolCall, text: str, emit: Emit, *, blocked: bool = False) -> 
     return ToolResult.error(text)
 
 
+def _reads_only(tool: Tool, args: dict[str, Any]) -> bool:
+    """Read-only for this call: the static flag, or a per-call ``reads_only(args)`` hint
+    (``use_capability`` paging the session's own tool result)."""
+    hint = getattr(tool, "reads_only", None)
+    return bool(tool.read_only) or (callable(hint) and bool(hint(args)))
+
+
 def _admit(
     call: ToolCall, registry: Registry, gate: GateLike | None, cancel: Cancel, emit: Emit
-) -> Tool | ToolResult:
-    """The tool to run, or the result that replaces running it."""
+) -> tuple[Tool, dict[str, Any]] | ToolResult:
+    """The tool to run plus per-call ``ctx.extra`` additions, or the result replacing the run.
+
+    A self-gated tool (``metadata["self_gated"]``: the memory writers) gets only
+    explicit rules from the gate; an explicit ask reaches it as ``memory_rule``.
+    """
     if cancel.cancelled:
         return _refuse(call, f"{call.name}: not run, the turn was cancelled", emit)
     tool = registry.get(call.name)
     if tool is None:
         known = ", ".join(registry.names()) or "none"
         return _refuse(call, f"unknown tool {call.name!r}; available tools: {known}", emit)
+    extra: dict[str, Any] = {}
     if gate is not None:
+        args = _parse(call.arguments)
+        self_gated = bool(getattr(tool, "metadata", {}).get("self_gated"))
         try:
-            outcome = gate.check(call.name, bool(tool.read_only), _parse(call.arguments))
+            if self_gated:
+                outcome = gate.check(call.name, bool(tool.read_only), args, self_gated=True)
+            else:
+                outcome = gate.check(call.name, _reads_only(tool, args), args)
             allowed, message = bool(outcome.allowed), str(getattr(outcome, "message", ""))
         except Exception as err:  # noqa: BLE001 - a gate failure must fail closed, not crash
             allowed, message = False, f"permission check failed: {err}"
         if not allowed:
             reason = message or "denied by the permission policy"
             return _refuse(call, f"blocked: {call.name} was not run ({reason})", emit, blocked=True)
-    return tool
+        if self_gated and getattr(outcome, "decision", None) is Decision.ASK:
+            extra["memory_rule"] = Decision.ASK
+    return tool, extra
 
 
 def run_calls(
@@ -118,14 +138,16 @@ def run_calls(
         if _is_reader(registry, calls[i]):
             while batch[-1] + 1 < len(calls) and _is_reader(registry, calls[batch[-1] + 1]):
                 batch.append(batch[-1] + 1)
-        admitted: list[tuple[int, Tool]] = []
+        admitted: list[tuple[int, Tool, ToolContext]] = []
         for j in batch:
             got = _admit(calls[j], registry, gate, cancel, emit)
             if isinstance(got, ToolResult):
                 results[j] = got
             else:
-                admitted.append((j, got))
-        _run_batch(admitted, calls, ctx, emit, results)
+                tool, extra = got
+                call_ctx = dataclasses.replace(ctx, extra={**ctx.extra, **extra}) if extra else ctx
+                admitted.append((j, tool, call_ctx))
+        _run_batch(admitted, calls, emit, results)
         i = batch[-1] + 1
     return [r if r is not None else ToolResult.error("not run") for r in results]
 
@@ -136,18 +158,17 @@ def _is_reader(registry: Registry, call: ToolCall) -> bool:
 
 
 def _run_batch(
-    admitted: list[tuple[int, Tool]],
+    admitted: list[tuple[int, Tool, ToolContext]],
     calls: list[ToolCall],
-    ctx: ToolContext,
     emit: Emit,
     results: list[ToolResult | None],
 ) -> None:
     if len(admitted) == 1:
-        j, tool = admitted[0]
+        j, tool, ctx = admitted[0]
         results[j] = _execute(tool, calls[j], ctx, emit)
         return
 
-    def work(j: int, tool: Tool) -> None:
+    def work(j: int, tool: Tool, ctx: ToolContext) -> None:
         results[j] = _execute(tool, calls[j], ctx, emit)
 
     threads = [threading.Thread(target=work, args=a, daemon=True) for a in admitted]

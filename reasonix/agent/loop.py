@@ -9,12 +9,13 @@ transcript as it is produced, so a killed process loses at most one line.
 
 Prefix-cache invariant: ``system`` and the tool schemas are fixed when the
 agent is built and the message list only ever grows, so each request is a
-byte-for-byte extension of the previous one.
+byte-for-byte extension of the previous one. Auto-recall (``recall``) only
+appends to the new user message, so it keeps the invariant.
 """
 
 from __future__ import annotations
 
-from collections.abc import Generator, Iterator
+from collections.abc import Callable, Generator, Iterator
 
 from reasonix.cancel import Cancel
 from reasonix.errors import Cancelled, ProviderAPIError, ProviderError, ReasonixError
@@ -64,6 +65,7 @@ class Agent:
         instructions: str = "",
         context: ContextLike | None = None,
         budget: OutputBudget | None = None,
+        recall: Callable[[str], str] | None = None,
     ) -> None:
         self.provider, self.registry, self.session = provider, registry, session
         self.model, self.system, self.tool_ctx = model, system, tool_ctx
@@ -71,6 +73,7 @@ class Agent:
         self.max_steps = max_steps if max_steps > 0 else AUTO_MAX_STEPS
         self.temperature, self.effort, self.instructions = temperature, effort, instructions
         self.context, self.budget = context, budget  # compaction projection; max_tokens rules
+        self.recall = recall  # MEM-5: raw user text -> suffix for that turn (None: off)
         self.tools = [ToolSchema(**s) for s in registry.schemas()]  # frozen for the session
         self.telemetry = Telemetry()
         self.history, self._watch = session.messages(), ProgressWatch()
@@ -125,9 +128,9 @@ class Agent:
     def _start_turn(self, user_input: str) -> None:
         if not self.session.title:
             self.session.set_title(user_input)
-        text = user_input
+        text = user_input + (self.recall(user_input) if self.recall else "")  # never in system
         if self.instructions and not any(m.role is Role.USER for m in self.history):
-            text = self.instructions + "\n\n" + user_input  # once, in the first user turn
+            text = self.instructions + "\n\n" + text  # once, in the first user turn
         self._append(Message(Role.USER, text))  # flushed now, fsynced after the first answer
 
     def _request(self, cancel: Cancel) -> Generator[Event, None, Request]:

@@ -19,8 +19,14 @@ __all__ = ["ContextLike", "GateLike"]
 class GateLike(Protocol):
     """The permission gate as the agent uses it (reasonix.permission.Gate)."""
 
-    def check(self, tool_name: str, read_only: bool, args: dict[str, Any]) -> Any:
-        """An outcome with ``allowed`` (bool) and ``message`` (str)."""
+    def check(
+        self, tool_name: str, read_only: bool, args: dict[str, Any], *, self_gated: bool = False
+    ) -> Any:
+        """An outcome with ``allowed`` (bool), ``message`` (str) and ``decision``.
+
+        ``self_gated`` is passed only for tools that approve themselves
+        (``metadata["self_gated"]``, the memory writers).
+        """
         ...
 
 

@@ -4,8 +4,9 @@ A readline prompt; the answer streams as it arrives, tool activity shows as
 short lines, and permission questions are asked inline (allow once, allow
 for this session, always allow — persisted into ./reasonix.toml — or deny).
 Ctrl-C cancels the running turn (a second one exits), Ctrl-D or ``/exit``
-leaves, ``/new`` starts a fresh session, ``/help`` lists the commands. This
-is the fallback for terminals without curses and for ``--plain``.
+leaves, ``/new`` starts a fresh session, ``/compact`` compacts the context
+now, ``/memory …`` manages remembered facts, ``/help`` lists the commands.
+This is the fallback for terminals without curses and for ``--plain``.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from reasonix.agent.events import (
 from reasonix.agent.telemetry import Telemetry
 from reasonix.cancel import Cancel
 from reasonix.cli.setup_run import RunSetup, add_run_flags, build
+from reasonix.errors import ReasonixError
 from reasonix.permission import ApprovalChoice, ApprovalRequest
 
 __all__ = ["configure", "execute"]
@@ -40,6 +42,10 @@ HELP = """\
 commands:
   /help   this list
   /new    start a new session (the current one stays on disk)
+  /compact          prune and summarise the context now
+  /memory [ACTION]  remembered facts: list, search Q, show ID, revisions ID,
+                    restore ID REV, archived, recover NAME, forget ID,
+                    recall TEXT, instructions
   /exit   leave (Ctrl-D works too)
 keys: Ctrl-C cancels the running turn; pressed again it leaves.
 resume later with `reasonix -c` (latest) or `reasonix -r QUERY`."""
@@ -93,10 +99,34 @@ def execute(args: argparse.Namespace) -> int:
                 setup.new_session()
                 print(f"new session {setup.session.id}")
                 continue
+            if text == "/compact" or text == "/memory" or text.startswith("/memory "):
+                print(_local_command(setup, text))
+                continue
             if not _turn(setup, line):
                 return 1
     finally:
         setup.close()
+
+
+def _local_command(setup: RunSetup, text: str) -> str:
+    """``/compact`` and ``/memory …``: act locally, never reach the model (CMD-1)."""
+    from reasonix.agent.context import ContextManager
+    from reasonix.agent.memory.catalog import Memory
+    from reasonix.agent.memory.commands import compact_command, run_memory_command
+
+    if text.startswith("/memory"):
+        return run_memory_command(Memory.for_workspace(setup.workspace), text[len("/memory") :])
+    context = setup.agent.context
+    if not isinstance(context, ContextManager):
+        return "compaction is not available in this session"
+    cancel = Cancel()
+    try:
+        with _TurnInterrupts(cancel):
+            return compact_command(context, cancel)
+    except ReasonixError as err:
+        return f"compact failed: {err}"
+    except KeyboardInterrupt:
+        return "compact cancelled"
 
 
 def _banner(setup: RunSetup) -> None:

@@ -6,6 +6,12 @@ loaded, model resolved, key required, provider built through the registry,
 the run's tool Registry, the permission Gate, the ToolContext with write
 roots / forbid_read / sandbox settings, and the session (new, continued,
 resumed or copied).
+
+The parent controller also gets memory (spec §3.6): the ``memory``,
+``remember``, ``forget`` and ``history`` tools, ``use_capability`` with the
+``session``/``tool_result`` pager (always present, MCP servers or not), and
+auto-recall on each user turn. The registry is built once per process, so
+these tools find the session in use through ``current`` (``/new`` moves it).
 """
 
 from __future__ import annotations
@@ -15,7 +21,7 @@ import contextlib
 import dataclasses
 import importlib
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,6 +30,14 @@ from reasonix.agent.budget import OutputBudget
 from reasonix.agent.execute import EventApprover
 from reasonix.agent.instructions import instruction_block, load_instructions
 from reasonix.agent.loop import Agent
+from reasonix.agent.memory.catalog import Memory
+from reasonix.agent.memory.recall import Recaller
+from reasonix.agent.memory.wiring import (
+    MEMORY_TOOL_NAMES,
+    controller_tools,
+    memory_extra,
+    tool_result_capability,
+)
 from reasonix.agent.prompt import system_prompt
 from reasonix.agent.session import (
     Session,
@@ -34,6 +48,7 @@ from reasonix.agent.session import (
 )
 from reasonix.config.model import Config, ResolvedModel
 from reasonix.errors import UsageError
+from reasonix.plugin.mcp.tools import LocalCapability, UseCapabilityTool
 from reasonix.tool import Registry, ToolContext
 
 __all__ = ["ABLATE_ARMS", "PERMISSION_MODES", "RunSetup", "add_run_flags", "build"]
@@ -171,7 +186,9 @@ def _registry(cfg: Config, ablate: list[str]) -> Registry:
     from reasonix.tool import builtin
 
     builtin.load_all()
-    reg = Registry.from_builtins(cfg.tools.enabled)
+    # The memory tools are nameable in [tools].enabled too; they are added in build().
+    names = [n for n in cfg.tools.enabled if n not in MEMORY_TOOL_NAMES]
+    reg = Registry() if cfg.tools.enabled and not names else Registry.from_builtins(names)
     if "subagent" in ablate or "all" in ablate:
         for name in _SUBAGENT_TOOLS:
             reg.remove(name)
@@ -287,20 +304,28 @@ def build(args: argparse.Namespace, *, interactive: bool) -> RunSetup:
     add_dirs = [Path(p) for p in cfg.sandbox.allow_write]
     meta = {"system": system_prompt(workspace, add_dirs), "model": resolved.ref}
     session, resumed = _session(args, workspace, meta)
+    current = [session]  # the session the memory tools and the pager read (make_agent moves it)
     closers: list[Callable[[], None]] = []
     notices: list[str] = list(cfg.warnings)
     try:
         approver = EventApprover()
         gate = _gate(cfg, args, approver if interactive else None, workspace)
         ctx = _tool_context(cfg, workspace, session, headless=not interactive)
+        ctx.extra.update(memory_extra(cfg.permissions.mode, approver if interactive else None))
+        memory = Memory.for_workspace(workspace)
+        for tool in controller_tools(memory, workspace, lambda: current[0], cfg.tools.enabled):
+            registry.add(tool)
+        pager = tool_result_capability(lambda: current[0])
         debug = getattr(args, "mcp_debug", None)
         closers += _start_plugins(
-            cfg, registry, Path(ctx.workspace), notices, Path(debug) if debug else None
+            cfg, registry, Path(ctx.workspace), notices, Path(debug) if debug else None, [pager]
         )
         instructions = instruction_block(load_instructions(paths.home_dir(), workspace, Path.cwd()))
+        recaller = Recaller(memory)
 
         def make_agent(s: Session) -> Agent:
             system = str(s.meta.get("system") or meta["system"])  # stable across resumes
+            current[0] = s
             return Agent(
                 provider,
                 registry,
@@ -316,6 +341,7 @@ def build(args: argparse.Namespace, *, interactive: bool) -> RunSetup:
                 instructions=instructions,
                 context=_context(cfg, resolved, provider, system, registry, s),
                 budget=_budget(resolved),
+                recall=recaller.recall_suffix,
             )
 
         agent = make_agent(session)
@@ -364,13 +390,18 @@ def _start_plugins(
     workspace: Path,
     notices: list[str],
     debug_log: Path | None = None,
+    local: Sequence[LocalCapability] = (),
 ) -> list[Callable[[], None]]:
     """Start the configured MCP servers and add their tools; returns shutdown callbacks.
 
     Waits at most 3 s for servers (D21); slower ones stay reachable through the
     ``use_capability`` proxy, so the tool list never changes mid-session.
+    ``use_capability`` is added even without servers when ``local`` capabilities
+    (``session:tool_result``, CTX-5) need it.
     """
     if not any(s.enabled for s in cfg.mcp_servers):
+        if local:
+            registry.add(UseCapabilityTool(dict, local=local))
         return []
     from reasonix.config.expand import chain_lookup, environ_lookup
     from reasonix.plugin.mcp import McpManager
@@ -387,6 +418,7 @@ def _start_plugins(
         call_timeout=cfg.tools.mcp_call_timeout_seconds,
         auth_for=lambda server: auth_for(server, lookup=lookup),
         debug_log=debug_log,
+        local=local,
     )
     try:
         mgr.start()

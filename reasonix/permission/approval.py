@@ -103,8 +103,21 @@ class Gate:
             self.session_rules.append(canonical)
             self.policy = self.policy.with_allow([canonical])
 
-    def check(self, tool_name: str, read_only: bool, args: dict[str, Any]) -> GateOutcome:
-        """Decide one call, asking the approver when the policy says Ask."""
+    def check(
+        self, tool_name: str, read_only: bool, args: dict[str, Any], *, self_gated: bool = False
+    ) -> GateOutcome:
+        """Decide one call, asking the approver when the policy says Ask.
+
+        ``self_gated``: the tool runs its own fresh approval (memory writes, MEM-9…12).
+        Only explicit rules apply here, never the writer fallback: a deny rule
+        denies; an explicit ask is *not* prompted but returned as allowed with
+        decision Ask, for the caller to hand to the tool (one prompt, not two).
+        """
+        if self_gated:
+            verdict = self.policy.evaluate(tool_name, True, args)  # True: skip the fallback
+            if verdict.decision is Decision.DENY:
+                return GateOutcome(False, f"denied: {verdict.reason}", Decision.DENY)
+            return GateOutcome(True, verdict.reason, verdict.decision)
         verdict = self.policy.evaluate(tool_name, read_only, args)
         if verdict.decision is Decision.ALLOW:
             return GateOutcome(True, verdict.reason, Decision.ALLOW)

@@ -31,6 +31,7 @@ from reasonix.tool.base import FunctionTool
 __all__ = [
     "PAGE_CHARS",
     "SESSION_TOOL_RESULT",
+    "TOOL_RESULT_SCHEMA",
     "HistorySource",
     "history_tool",
     "session_tool_result_tool",
@@ -39,6 +40,15 @@ __all__ = [
 
 PAGE_CHARS = 8000
 SESSION_TOOL_RESULT = "session:tool_result"
+# The arguments of session:tool_result (as a tool or as a use_capability target).
+TOOL_RESULT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "tool_call_id": {"type": "string"},
+        "page": {"type": "integer", "default": 1},
+    },
+    "required": ["tool_call_id"],
+}
 _SNIPPET = 240
 _AROUND_MAX = 6
 _AROUND_CHARS = 800
@@ -282,14 +292,7 @@ def session_tool_result_tool(
             "Read the full local text of an earlier tool result that was shortened for the "
             "context, one page at a time. Only use it when the shortened result is not enough."
         ),
-        schema={
-            "type": "object",
-            "properties": {
-                "tool_call_id": {"type": "string"},
-                "page": {"type": "integer", "default": 1},
-            },
-            "required": ["tool_call_id"],
-        },
+        schema=dict(TOOL_RESULT_SCHEMA),
         fn=run,
         read_only=True,
     )

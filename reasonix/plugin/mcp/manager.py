@@ -14,6 +14,7 @@ Usage (``reasonix run`` / the TUI wire it like this)::
     for text in mgr.drain_notices(): ui.notice(text)   # ERR-6 / MCP-27
     ...
     mgr.capability_tool(allow=...)                      # a sub-agent's own frontend
+    McpManager(..., local=[LocalCapability(...)])       # in-process targets (session:tool_result)
     mgr.status(counts=True)                             # /mcp: tools/prompts/resources
     mgr.prompts(); mgr.get_prompt(server, name, args)   # /mcp__server__prompt
     mgr.resources(); mgr.read_resource(server, uri)     # @server:uri
@@ -45,7 +46,7 @@ from reasonix.plugin.mcp.debug import DebugLog
 from reasonix.plugin.mcp.httpwire import AuthHook
 from reasonix.plugin.mcp.render import render_prompt, render_resource, tool_id
 from reasonix.plugin.mcp.runtime import ServerRuntime, ServerStatus
-from reasonix.plugin.mcp.tools import Allow, McpTool, UseCapabilityTool
+from reasonix.plugin.mcp.tools import Allow, LocalCapability, McpTool, UseCapabilityTool
 from reasonix.tool import Tool
 
 __all__ = ["McpManager", "PromptInfo", "ResourceInfo"]
@@ -94,8 +95,10 @@ class McpManager:
         auth_for: Callable[[McpServerConfig], AuthHook | None] | None = None,
         on_notice: Callable[[str], None] | None = None,
         era: str = "auto",
+        local: Sequence[LocalCapability] = (),
     ) -> None:
         self.workspace = workspace.resolve() if workspace is not None else None
+        self.local = list(local)  # use_capability's in-process targets (CTX-5)
         self._notices: list[str] = []
         self._notice_lock = threading.Lock()
         self._on_notice = on_notice
@@ -193,7 +196,7 @@ class McpManager:
         ``allow(tool_id, spec)`` returns None to permit a target or the reason
         to refuse it; it is asked at dispatch time, every time.
         """
-        return UseCapabilityTool(lambda: self.runtimes, allow=allow)
+        return UseCapabilityTool(lambda: self.runtimes, allow=allow, local=self.local)
 
     def status(self, *, counts: bool = False) -> list[ServerStatus]:
         """A snapshot of every server; ``counts`` also asks for prompt/resource counts (/mcp)."""

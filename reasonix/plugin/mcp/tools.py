@@ -1,16 +1,31 @@
-"""MCP tools as Reasonix tools: direct ``mcp__<server>__<tool>`` and ``use_capability``."""
+"""MCP tools as Reasonix tools: direct ``mcp__<server>__<tool>`` and ``use_capability``.
+
+``use_capability`` also serves *local capabilities*: in-process handlers a
+frontend registers under a ``server``/``tool`` pair (the agent's
+``session``/``tool_result`` pager, CTX-5). They are listed, inspected and
+called exactly like MCP targets, without this layer knowing what they do.
+"""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
+from reasonix.errors import ReasonixError
 from reasonix.plugin.mcp.render import tool_id
 from reasonix.plugin.mcp.runtime import ProgressSink, ServerRuntime
 from reasonix.tool import ToolContext, ToolResult
 
-__all__ = ["Allow", "McpTool", "UseCapabilityTool", "parse_arguments", "progress_sink"]
+__all__ = [
+    "Allow",
+    "LocalCapability",
+    "McpTool",
+    "UseCapabilityTool",
+    "parse_arguments",
+    "progress_sink",
+]
 
 EMPTY_SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}
 
@@ -44,6 +59,33 @@ def progress_sink(ctx: ToolContext, label: str) -> ProgressSink | None:
     return sink
 
 
+@dataclass(frozen=True)
+class LocalCapability:
+    """An in-process ``use_capability`` target, e.g. server ``session``, tool ``tool_result``.
+
+    ``run(arguments, ctx)`` returns the result (text or a ToolResult) and may
+    raise :class:`~reasonix.errors.ReasonixError` for a model-readable error.
+    ``read_only`` calls pass the permission gate as readers.
+    """
+
+    server: str
+    tool: str
+    description: str
+    run: Callable[[dict[str, Any], ToolContext], ToolResult | str]
+    input_schema: dict[str, Any] = field(default_factory=lambda: dict(EMPTY_SCHEMA))
+    read_only: bool = True
+
+    @property
+    def spec(self) -> dict[str, Any]:
+        """The target described like an MCP ``tools/list`` entry (for inspect and ``allow``)."""
+        return {
+            "name": self.tool,
+            "description": self.description,
+            "inputSchema": self.input_schema,
+            "annotations": {"readOnlyHint": self.read_only},
+        }
+
+
 class McpTool:
     """One remote tool adapted to the Tool protocol (MCP-14, MCP-15)."""
 
@@ -73,6 +115,7 @@ _DESCRIPTION = """Reach tools of the configured MCP servers, including servers s
 action "list": every server with its state and tools (optionally only `server`).
 action "inspect": the description and input schema of `server`/`tool`.
 action "call": call `server`/`tool` with `arguments` (an object)."""
+_LOCAL_HEAD = "\nBuilt-in capabilities, reached the same way:"
 
 
 class UseCapabilityTool:
@@ -86,11 +129,17 @@ class UseCapabilityTool:
         self,
         runtimes: Callable[[], dict[str, ServerRuntime]],
         allow: Allow | None = None,
+        local: Sequence[LocalCapability] = (),
     ) -> None:
         self._runtimes = runtimes
         # A frontend's filter (planner, sub-agent: COORD-15, SUB-15), asked
         # right before every dispatch so a changed policy applies at once.
         self._allow = allow
+        # Local targets win over an MCP server of the same name for their exact tool.
+        self._local = {(c.server, c.tool): c for c in local}
+        if self._local:  # fixed at construction: the schema never changes in a session
+            lines = [f'- server "{c.server}", tool "{c.tool}": {c.description}' for c in local]
+            self.description = "\n".join([_DESCRIPTION, _LOCAL_HEAD, *lines])
         self.schema: dict[str, Any] = {
             "type": "object",
             "properties": {
@@ -114,6 +163,9 @@ class UseCapabilityTool:
         action = args.get("action")
         if action == "list":
             return self._list(str(args.get("server") or ""))
+        local = self._local_target(args)
+        if local is not None:
+            return self._run_local(local, action, args, ctx)
         found = self._find(str(args.get("server") or ""), str(args.get("tool") or ""), ctx)
         if isinstance(found, ToolResult):
             return found
@@ -135,11 +187,56 @@ class UseCapabilityTool:
             )
         return ToolResult.error('action must be "list", "inspect" or "call"')
 
+    def reads_only(self, args: dict[str, Any]) -> bool:
+        """Whether this call only reads: ``list``, ``inspect``, or calling a read-only
+        local capability. The agent's execute step asks this per call, so paging the
+        session's own tool result is gated like a reader; MCP calls keep the writer gate.
+        """
+        action = args.get("action")
+        if action in ("list", "inspect"):
+            return True
+        local = self._local_target(args) if action == "call" else None
+        return local is not None and local.read_only
+
+    def _local_target(self, args: dict[str, Any]) -> LocalCapability | None:
+        server, tool = str(args.get("server") or ""), str(args.get("tool") or "")
+        if not server and ":" in tool:  # "session:tool_result"
+            server, _, tool = tool.partition(":")
+        return self._local.get((server, tool))
+
+    def _run_local(
+        self, cap: LocalCapability, action: Any, args: dict[str, Any], ctx: ToolContext
+    ) -> ToolResult:
+        refusal = self._refusal(cap.server, cap.spec)
+        if refusal:
+            return ToolResult.error(f"use_capability refused {cap.server}:{cap.tool}: {refusal}")
+        if action == "inspect":
+            return ToolResult(content=json.dumps(cap.spec, indent=2, ensure_ascii=False))
+        if action != "call":
+            return ToolResult.error('action must be "list", "inspect" or "call"')
+        arguments = args.get("arguments") or {}
+        if not isinstance(arguments, dict):
+            return ToolResult.error("arguments must be an object")
+        try:
+            out = cap.run(arguments, ctx)
+        except ReasonixError as exc:
+            return ToolResult.error(f"{cap.server}:{cap.tool}: {exc}")
+        return out if isinstance(out, ToolResult) else ToolResult(content=out)
+
     def _list(self, only: str) -> ToolResult:
         runtimes = self._runtimes()
-        if only and only not in runtimes:
-            return ToolResult.error(f"no MCP server named {only!r}; known: {', '.join(runtimes)}")
+        local_servers = {server for server, _ in self._local}
+        if only and only not in runtimes and only not in local_servers:
+            known = ", ".join([*runtimes, *sorted(local_servers - set(runtimes))])
+            return ToolResult.error(f"no MCP server named {only!r}; known: {known}")
         lines: list[str] = []
+        for server in sorted(local_servers):
+            if only and server != only:
+                continue
+            lines.append(f"{server} [built-in]")
+            for (s, _), cap in self._local.items():
+                if s == server and not self._refusal(s, cap.spec):
+                    lines.append(f"  - {cap.tool}: {cap.description[:120]}")
         for name, rt in runtimes.items():
             if only and name != only:
                 continue

@@ -1,0 +1,151 @@
+"""Memory, history and the tool-result pager for a parent controller's run.
+
+The run setup (``reasonix/cli/setup_run.py``) builds the tool registry
+*before* a session exists and keeps it for every session of the process
+(``/new``), because the tools schema must be byte-identical across requests,
+resumes and runs (the prefix-cache invariant). So nothing here holds a
+session: the tools take ``current`` — a function returning the session in
+use — and look it up on every call.
+
+- :func:`controller_tools`: ``memory``, ``remember``, ``forget`` and ``history``
+  (the names in :data:`MEMORY_TOOL_NAMES` count as built-ins for
+  ``[tools].enabled``);
+- :func:`tool_result_capability`: ``session``/``tool_result`` for the
+  ``use_capability`` proxy (CTX-5);
+- :func:`memory_extra`: the :class:`~reasonix.tool.ToolContext` extras the
+  memory writers read (the posture, and a fresh human confirmation when
+  someone can answer one).
+
+Sub-agents get none of this (SUB-19, MEM-13): their setup leaves it out, or
+passes ``subagent=True`` to :func:`memory_extra`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+from reasonix.agent.memory.catalog import Memory
+from reasonix.agent.memory.history import (
+    PAGE_CHARS,
+    TOOL_RESULT_SCHEMA,
+    HistorySource,
+    history_tool,
+    tool_result_page,
+)
+from reasonix.agent.memory.tools import memory_tools
+from reasonix.errors import ToolError
+from reasonix.permission.approval import ApprovalChoice, ApprovalRequest
+from reasonix.permission.modes import Mode, parse_mode
+from reasonix.plugin.mcp.tools import LocalCapability
+from reasonix.tool import Tool, ToolContext
+
+__all__ = [
+    "MEMORY_TOOL_NAMES",
+    "SessionLike",
+    "controller_tools",
+    "memory_approval",
+    "memory_extra",
+    "tool_result_capability",
+]
+
+MEMORY_TOOL_NAMES = ("forget", "history", "memory", "remember")
+
+
+class SessionLike(Protocol):
+    """What the tools read of the live session (:class:`reasonix.agent.session.Session`)."""
+
+    @property
+    def id(self) -> str:
+        """The session id (the transcript's file stem)."""
+        ...
+
+    def records(self) -> Sequence[Mapping[str, Any]]:
+        """Every transcript record in order."""
+        ...
+
+
+def controller_tools(
+    memory: Memory, workspace: Path, current: Callable[[], SessionLike], enabled: Sequence[str] = ()
+) -> list[Tool]:
+    """The memory and history tools of the parent controller, sorted by name.
+
+    ``enabled`` is ``[tools].enabled``: empty means all of them, otherwise
+    only the names it lists.
+    """
+
+    def live() -> tuple[str, Sequence[Mapping[str, Any]]]:
+        session = current()
+        return session.id, session.records()
+
+    tools: list[Tool] = [*memory_tools(memory)]
+    tools.append(history_tool(HistorySource.for_workspace(workspace, current=live)))
+    return sorted((t for t in tools if not enabled or t.name in enabled), key=lambda t: t.name)
+
+
+def tool_result_capability(current: Callable[[], SessionLike]) -> LocalCapability:
+    """``use_capability`` server ``session``, tool ``tool_result``: page a full tool result."""
+
+    def run(args: dict[str, Any], ctx: ToolContext) -> str:
+        call_id = str(args.get("tool_call_id") or "")
+        page = args.get("page", 1)
+        if not call_id or not isinstance(page, int) or isinstance(page, bool):
+            raise ToolError("arguments: tool_call_id (a string) and page (an integer) are needed")
+        return tool_result_page(current().records(), call_id, page)
+
+    return LocalCapability(
+        server="session",
+        tool="tool_result",
+        description=(
+            "the full local text of an earlier tool result that was shortened for the context, "
+            f"{PAGE_CHARS} characters per page; arguments "
+            '{"tool_call_id": "<id of the call>", "page": 1}'
+        ),
+        run=run,
+        input_schema=dict(TOOL_RESULT_SCHEMA),
+    )
+
+
+def memory_approval(
+    approver: Callable[[ApprovalRequest], Any],
+) -> Callable[[str, str], bool]:
+    """``approve_memory`` over a Gate approver (the chat's approval prompt).
+
+    Each question is a fresh allow-once-or-deny request: a memory write is
+    never remembered as a rule. The request carries no arguments, so a
+    notification sent outside the terminal names only the tool (MEM-14).
+    """
+
+    def approve(tool: str, question: str) -> bool:
+        head, _, why = question.partition("\n")
+        reason = why.strip().removeprefix("(reason: ").removesuffix(")")
+        request = ApprovalRequest(
+            tool_name=tool,
+            summary=f"{tool}: {head}",
+            args={},
+            choices=(ApprovalChoice.ONCE, ApprovalChoice.DENY),
+            suggested_rule="",
+            reason=reason,
+            fresh=True,
+        )
+        return approver(request) is ApprovalChoice.ONCE
+
+    return approve
+
+
+def memory_extra(
+    mode: Mode | str,
+    approver: Callable[[ApprovalRequest], Any] | None,
+    *,
+    subagent: bool = False,
+) -> dict[str, Any]:
+    """The ToolContext extras of the memory writers.
+
+    ``approver`` None means headless: nobody can confirm, so only the bounded
+    create-only project/reference save of MEM-9 goes through.
+    """
+    extra: dict[str, Any] = {"permission_mode": parse_mode(mode), "subagent": subagent}
+    if approver is not None and not subagent:
+        extra["approve_memory"] = memory_approval(approver)
+    return extra
