@@ -21,7 +21,7 @@ import contextlib
 import dataclasses
 import importlib
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -47,7 +47,7 @@ from reasonix.agent.session import (
     read_records,
 )
 from reasonix.config.model import Config, ResolvedModel
-from reasonix.errors import UsageError
+from reasonix.errors import ConfigError, UsageError
 from reasonix.plugin.mcp.tools import LocalCapability, UseCapabilityTool
 from reasonix.tool import Registry, ToolContext
 
@@ -175,6 +175,13 @@ def _provider(resolved: ResolvedModel) -> Any:
     from reasonix import provider
     from reasonix.config import require_api_key
 
+    p = resolved.provider
+    if not (p.request_url or p.base_url or (p.kind == "openai" and p.chat_url)):
+        raise ConfigError(
+            f"provider {p.name!r} has no base_url (or request_url); say where to send requests",
+            file=p.source if p.source not in ("built-in", "flag") else None,
+            key="providers.base_url",
+        )
     require_api_key(resolved.provider)
     kind = resolved.provider.kind
     with contextlib.suppress(ImportError):  # built-in kinds register when imported (ARCH-3)
@@ -188,7 +195,8 @@ def _registry(cfg: Config, ablate: list[str]) -> Registry:
     builtin.load_all()
     # The memory tools are nameable in [tools].enabled too; they are added in build().
     names = [n for n in cfg.tools.enabled if n not in MEMORY_TOOL_NAMES]
-    reg = Registry() if cfg.tools.enabled and not names else Registry.from_builtins(names)
+    with _naming_file(cfg, "tools.enabled"):
+        reg = Registry() if cfg.tools.enabled and not names else Registry.from_builtins(names)
     if "subagent" in ablate or "all" in ablate:
         for name in _SUBAGENT_TOOLS:
             reg.remove(name)
@@ -227,16 +235,18 @@ def _gate(
 ) -> Any:
     """The permission gate; ``approver`` None means headless (Ask fails closed)."""
     from reasonix import permission
-    from reasonix.config import tomledit
+    from reasonix.config import paths, tomledit
 
-    policy = permission.Policy(
-        mode=cfg.permissions.mode,
-        allow=cfg.permissions.allow,
-        ask=cfg.permissions.ask,
-        deny=cfg.permissions.deny,
-        allow_dynamic_bash=cfg.permissions.allow_dynamic_bash,
-        workspace=workspace,
-    )
+    with _naming_file(cfg, "permissions.allow"):
+        policy = permission.Policy(
+            mode=cfg.permissions.mode,
+            allow=cfg.permissions.allow,
+            ask=cfg.permissions.ask,
+            deny=cfg.permissions.deny,
+            allow_dynamic_bash=cfg.permissions.allow_dynamic_bash,
+            workspace=workspace,
+            protected=[paths.user_config_path()],  # the user config steers every run
+        )
     extra = permission.parse_allowed_tools(getattr(args, "allowed_tools", []) or [])
     if extra:
         policy = policy.with_allow(extra)
@@ -247,12 +257,33 @@ def _gate(
     return permission.Gate(policy, approver, persist)
 
 
+@contextlib.contextmanager
+def _naming_file(cfg: Config, dotted: str) -> Iterator[None]:
+    """Re-raise a ConfigError from a lower layer with the config file that set ``dotted``."""
+    try:
+        yield
+    except ConfigError as err:
+        if err.file:
+            raise
+        key = err.key or dotted
+        source = cfg.sources.get(key) or cfg.sources.get(dotted, "")
+        file = source if source not in ("", "default", "flag") else None
+        raise ConfigError(err.detail, file=file, line=err.line, key=key) from err
+
+
 def _tool_context(cfg: Config, workspace: Path, session: Session, headless: bool) -> ToolContext:
     from reasonix.config import paths
     from reasonix.permission.sandbox import SandboxSettings
 
     # [sandbox].workspace_root may widen or move the root the tools are confined to (CFG-10).
     workspace = Path(cfg.sandbox.workspace_root or workspace)
+    if not workspace.is_dir():
+        source = cfg.sources.get("sandbox.workspace_root", "")
+        raise ConfigError(
+            f"{workspace} is not a directory",
+            file=source if source not in ("", "default", "flag") else None,
+            key="sandbox.workspace_root",
+        )
     roots = [workspace, *(Path(p) for p in cfg.sandbox.allow_write)]
     forbid = [Path(p) for p in cfg.sandbox.forbid_read]
     sandbox = SandboxSettings(
@@ -298,7 +329,7 @@ def build(args: argparse.Namespace, *, interactive: bool) -> RunSetup:
     workspace = _workspace(args)
     ablate = _ablate(args)
     cfg = config_mod.load(workspace, _flags(args, workspace))
-    resolved = cfg.resolve_model(cfg.default_model)
+    resolved = cfg.default_resolved()  # its errors name the file that set default_model
     provider = _provider(resolved)
     registry = _registry(cfg, ablate)
     add_dirs = [Path(p) for p in cfg.sandbox.allow_write]
