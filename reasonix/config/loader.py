@@ -240,9 +240,12 @@ def load(
     # D16: global < project .mcp.json < project reasonix.toml
     cfg.mcp_servers = merge_servers(servers["user"], json_servers, servers["project"])
     if check_mcp_vars:
+        # the MCP layer also defines the workspace path variables for its servers
+        ws_vars = {"REASONIX_WORKSPACE_ROOT": str(cwd), "CLAUDE_PROJECT_DIR": str(cwd)}
+        server_lookup = chain_lookup(ws_vars, lookup)
         for server in cfg.mcp_servers:
             if server.enabled:
-                expand_server(server, lookup)  # raises on an unset ${VAR}; result unused
+                expand_server(server, server_lookup)  # raises on an unset ${VAR} (D22)
     return cfg
 
 

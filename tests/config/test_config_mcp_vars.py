@@ -53,3 +53,11 @@ def test_cli_exits_2_and_mcp_remove_still_repairs(tmp_path: Path) -> None:
     assert "Traceback" not in shown.stderr
     assert cli("mcp", "remove", "s").returncode == 0
     assert cli("config", "compact-ratio").returncode == 0
+
+
+def test_workspace_variables_count_as_set(tmp_path: Path) -> None:
+    (tmp_path / "reasonix.toml").write_text(
+        '[[mcp.servers]]\nname = "fs"\ncommand = "npx"\n'
+        'args = ["${CLAUDE_PROJECT_DIR}", "${REASONIX_WORKSPACE_ROOT}"]\n'
+    )
+    assert load(tmp_path).mcp_servers[0].args[0] == "${CLAUDE_PROJECT_DIR}"
