@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from pathlib import Path
 
 from reasonix.tool import ToolContext, ToolResult
@@ -88,3 +89,21 @@ def test_cap_errors_forbid(tmp_path: Path) -> None:
     assert run(ctx).is_error
     forbidden = ToolContext(workspace=tmp_path, forbid_read=[tmp_path / "pkg"])
     assert run(forbidden, pattern="**/*.py").content == "a.py"
+
+
+def test_qa_brace_bomb_is_refused_quickly(tmp_path: Path) -> None:
+    """QA: twenty `{a,b}` groups built a million regexes (glob hung; grep ignored its timeout)."""
+    from reasonix.tool.builtin import grep as grep_mod
+
+    (tmp_path / "a.txt").write_text("x\n")
+    bomb = "{a,b}" * 20
+    ctx = ToolContext(workspace=tmp_path)
+    t0 = time.monotonic()
+    res = TOOL.execute(json.dumps({"pattern": bomb}), ctx)
+    assert res.is_error and "expands to more than 1024 patterns" in res.content
+    assert bomb in res.content
+    res = grep_mod.TOOL.execute(json.dumps({"pattern": "x", "glob": bomb}), ctx)
+    assert res.is_error and "expands to more than 1024 patterns" in res.content
+    assert time.monotonic() - t0 < 10
+    ok = TOOL.execute(json.dumps({"pattern": "{a,b,c}.{txt,md}"}), ctx)
+    assert ok.content == "a.txt"

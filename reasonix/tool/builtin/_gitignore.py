@@ -23,8 +23,11 @@ import os
 import re
 from dataclasses import dataclass, field
 
+from reasonix.errors import ToolError
+
 __all__ = [
     "IGNORE_FILES",
+    "MAX_BRACE_GLOBS",
     "IgnoreFile",
     "IgnoreStack",
     "expand_braces",
@@ -90,8 +93,15 @@ def glob_to_regex(glob: str) -> str:
     return "".join(out)
 
 
-def expand_braces(glob: str) -> list[str]:
-    """Expand ``{a,b}`` alternatives (nesting allowed): ``*.{ts,tsx}`` -> two globs."""
+MAX_BRACE_GLOBS = 1024  # `{a,b}` twenty times would be a million regexes
+
+
+def expand_braces(glob: str, origin: str = "") -> list[str]:
+    """Expand ``{a,b}`` alternatives (nesting allowed): ``*.{ts,tsx}`` -> two globs.
+
+    Raises :class:`ToolError` past :data:`MAX_BRACE_GLOBS` alternatives.
+    """
+    origin = origin or glob
     depth = 0
     start = -1
     for i, c in enumerate(glob):
@@ -117,7 +127,15 @@ def expand_braces(glob: str) -> list[str]:
                 if len(parts) == 1:
                     continue
                 head, tail = glob[:start], glob[i + 1 :]
-                return [g for p in parts for g in expand_braces(head + p + tail)]
+                out: list[str] = []
+                for p in parts:
+                    out.extend(expand_braces(head + p + tail, origin))
+                    if len(out) > MAX_BRACE_GLOBS:
+                        raise ToolError(
+                            f"glob {origin!r} expands to more than {MAX_BRACE_GLOBS} patterns; "
+                            "use fewer {a,b} alternatives"
+                        )
+                return out
     return [glob]
 
 
