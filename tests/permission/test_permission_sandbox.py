@@ -288,8 +288,13 @@ def test_worktree_git_file_is_read_only(tmp_path: Path) -> None:
 
 
 def test_seatbelt_profile_pins_dot_git(tmp_path: Path) -> None:
-    profile = seatbelt_profile(
-        workspace=tmp_path, write_roots=[], forbid_read=[], network=False, tmp_dir=tmp_path
-    )
-    deny = next(line for line in profile.splitlines() if line.startswith("(deny file-write*"))
-    assert f'(literal "{os.path.realpath(tmp_path)}/.git")' in deny
+    def deny_line() -> str:
+        profile = seatbelt_profile(
+            workspace=tmp_path, write_roots=[], forbid_read=[], network=False, tmp_dir=tmp_path
+        )
+        return next(line for line in profile.splitlines() if line.startswith("(deny file-write*"))
+
+    pinned = f'(literal "{os.path.realpath(tmp_path)}/.git")'
+    assert pinned not in deny_line()  # `git init` in a fresh directory stays possible
+    (tmp_path / ".git").mkdir()
+    assert pinned in deny_line()

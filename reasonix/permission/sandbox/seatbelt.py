@@ -56,15 +56,16 @@ def seatbelt_profile(
         "(allow file-write* " + " ".join(f"(subpath {_q(p)})" for p in writable if p != "/") + ")",
     ]
     protected = [os.path.join(ws, name) for name in PROTECTED_NAMES]
+    git = os.path.join(ws, ".git")
     lines.append(
         "(deny file-write* "
         + " ".join(
             f"(subpath {_q(p)})" if name.endswith("hooks") else f"(literal {_q(p)})"
             for name, p in zip(PROTECTED_NAMES, protected, strict=True)
         )
-        # `.git` itself: renaming it (and planting hooks in a copy) or, for a worktree,
-        # rewriting its `gitdir:` file.
-        + f" (literal {_q(os.path.join(ws, '.git'))})"
+        # An existing `.git` itself: renaming it (and planting hooks in a copy) or, for a
+        # worktree, rewriting its `gitdir:` file. (`git init` in a fresh dir still works.)
+        + (f" (literal {_q(git)})" if os.path.lexists(git) else "")
         + "".join(f" (subpath {_q(_real(p))})" for p in read_only)
         + ")"
     )
