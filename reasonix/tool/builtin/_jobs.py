@@ -14,6 +14,7 @@ import itertools
 import subprocess
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from reasonix.cancel import Cancel
@@ -98,8 +99,12 @@ class JobTable:
         env: dict[str, str],
         command: str,
         session_id: str = "",
+        after: Callable[[], str] | None = None,
     ) -> Job:
         """Start ``argv`` in the background and return its job at once.
+
+        ``after`` runs when the command has ended; a text it returns is appended
+        to the job's output (the sandbox reports what it undid).
 
         Raises OSError when the process cannot be started.
         """
@@ -129,6 +134,9 @@ class JobTable:
                 job._append(f"[failed to run: {err}]\n".encode())
             finally:
                 started.set()
+            note = after() if after is not None else ""
+            if note:
+                job._append(note.encode())
             self._finish(job, outcome)
 
         thread = threading.Thread(target=body, name=f"reasonix-{job.id}", daemon=True)

@@ -134,15 +134,60 @@ def prepare(command: str, ctx: ToolContext) -> tuple[list[str], str, dict[str, s
     return argv, cwd, env
 
 
+# Project files that would be trusted on the next start. The sandbox re-binds existing
+# ones read-only, but bubblewrap can only protect a file that exists: one the command
+# creates is moved aside when the sandboxed command has ended (every process in the
+# sandbox ends with it: --unshare-pid).
+_CONFIG_NAMES = ("reasonix.toml", ".mcp.json")
+REJECTED_SUFFIX = ".rejected-by-sandbox"
+
+
+def _absent_config(ctx: ToolContext) -> list[str]:
+    sandbox = ctx.sandbox
+    if not isinstance(sandbox, SandboxSettings) or sandbox.mode == "off":
+        return []
+    ws = os.path.realpath(sandbox.workspace)
+    paths = [os.path.join(ws, name) for name in _CONFIG_NAMES]
+    return [p for p in paths if not os.path.lexists(p)]
+
+
+def _reject_planted(absent: list[str]) -> str:
+    """Move aside config files a sandboxed command created; a note for the model."""
+    notes = []
+    for path in absent:
+        if not os.path.lexists(path):
+            continue
+        try:
+            os.replace(path, path + REJECTED_SUFFIX)
+            notes.append(f"{os.path.basename(path)} -> {os.path.basename(path)}{REJECTED_SUFFIX}")
+        except OSError as err:
+            notes.append(f"{os.path.basename(path)} could not be moved aside: {err}")
+    if not notes:
+        return ""
+    return (
+        "[sandbox: the command created project config that steers Reasonix; moved aside: "
+        + "; ".join(notes)
+        + ". Edit reasonix.toml/.mcp.json with the file tools (a human approves).]\n"
+    )
+
+
 def bash(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     """Run one bash call (the tool function)."""
     command: str = args["command"]
     if not command.strip():
         raise ToolError("command must not be empty")
     argv, cwd, env = prepare(command, ctx)
+    absent = _absent_config(ctx)
     if args.get("run_in_background"):
         try:
-            job = jobs.start(argv, cwd=cwd, env=env, command=command, session_id=ctx.session_id)
+            job = jobs.start(
+                argv,
+                cwd=cwd,
+                env=env,
+                command=command,
+                session_id=ctx.session_id,
+                after=(lambda: _reject_planted(absent)) if absent else None,
+            )
         except OSError as err:
             raise ToolError(f"could not start the command: {err}") from None
         return ToolResult(
@@ -177,6 +222,9 @@ def bash(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     except OSError as err:
         raise ToolError(f"could not start the command: {err}") from None
     output = buf.text()
+    note = _reject_planted(absent) if absent else ""
+    if note:
+        output += ("\n" if output and not output.endswith("\n") else "") + note
     if outcome.timed_out:
         trailer = f"[timed out after {timeout:g} s; the command and its children were killed]"
     elif outcome.cancelled:
