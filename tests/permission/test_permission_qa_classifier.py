@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from reasonix.permission import Decision, Kind, Policy, analyze
 
@@ -203,3 +205,36 @@ def test_path_rules_with_a_symlinked_workspace(tmp_path: Path) -> None:
     policy = Policy("ask", allow=["Edit(docs/**)"], workspace=alias)
     assert policy.decide("write_file", False, {"path": "docs/a.md"}) is Decision.ALLOW
     assert policy.decide("write_file", False, {"path": "docs/../src/a.md"}) is Decision.ASK
+
+
+_QA_PIECES = [
+    *"ab $`'\"\\;&|()<>{}*?#~=\n\t-!0",
+    "$(",
+    "<<",
+    "<<<",
+    "${",
+    "${IFS}",
+    "$'\\x",
+    "env -S ",
+    "bash -c -- ",
+    "git -C . ",
+    "git -c alias.x=!",
+    "su -c ",
+    "timeout 1 ",
+    "find . -exec ",
+    "rm ",
+    "case ",
+    "function ",
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(_QA_PIECES), max_size=30).map("".join))
+def test_policy_never_raises_and_deny_wins_in_yolo(command: str) -> None:
+    """The new deny paths (crude runs, git options, $IFS, env -S …) never raise."""
+    policy = Policy("yolo", deny=["Bash(rm:*)", "Bash(git push:*)"])
+    verdict = policy.evaluate("bash", False, {"command": command})
+    assert verdict.decision in (Decision.ALLOW, Decision.DENY)
+    analysis = analyze(command)
+    if any(seg.name == "rm" for seg in analysis.segments):
+        assert verdict.decision is Decision.DENY
