@@ -333,3 +333,14 @@ def test_qa_file_name_with_a_newline(tmp_path: Path, engine: str) -> None:
     assert run(tmp_path, engine, pattern="needle", output_mode="count").content == "a\nb.txt:2"
     text = run(tmp_path, engine, pattern="needle", context=1).content
     assert text == "a\nb.txt:1:needle one\na\nb.txt:2:needle two"
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_qa_huge_binary_is_skipped_without_reading_it_whole(tmp_path: Path, engine: str) -> None:
+    """QA: the Python engine read a whole binary into memory before noticing the NUL."""
+    with open(tmp_path / "disk.img", "wb") as fh:
+        fh.truncate(1 << 30)  # sparse: 1 GiB of NUL bytes
+    write(tmp_path, "a.txt", "needle\n")
+    assert run(tmp_path, engine, pattern="needle").content == "a.txt:1:needle"
+    write(tmp_path, "u16.txt", "needle".encode("utf-16"))
+    assert run(tmp_path, engine, pattern="needle", path="u16.txt").content == "u16.txt:1:needle"

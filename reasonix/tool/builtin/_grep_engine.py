@@ -137,9 +137,15 @@ def _read_text(path: str) -> str | None:
     """The decoded text of ``path``, or None when unreadable or binary."""
     try:
         with open(path, "rb") as fh:
-            data = fh.read()
+            # Chunked, stopping at the first NUL of a non-UTF-16 file: a large binary
+            # (or an endless /proc file) is never read whole just to be skipped.
+            parts = [fh.read(1 << 16)]
+            utf16 = parts[0].startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE))
+            while parts[-1] and (utf16 or b"\0" not in parts[-1]):
+                parts.append(fh.read(1 << 20))
     except OSError:
         return None
+    data = b"".join(parts)
     if data.startswith(codecs.BOM_UTF8):
         data = data[3:]
     elif data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
