@@ -105,3 +105,16 @@ def test_query_and_errors(tmp_path: Path) -> None:
     assert "not a supported source file" in run(tmp_path, path="notes.txt").content
     assert run(tmp_path, path="missing.py").is_error
     assert run(tmp_path, query="zzz").content.startswith("(no symbols matching")
+
+
+def test_qa_fifo_and_binary_sources_are_skipped(tmp_path: Path) -> None:
+    """QA: a FIFO named x.py hung the directory walk; a binary .py was outlined with NULs."""
+    import os
+
+    (tmp_path / "a.py").write_text("def a():\n    pass\n")
+    os.mkfifo(tmp_path / "pipe.py")
+    (tmp_path / "blob.py").write_bytes(b"def b(): pass\x00\xff\n")
+    res = run(tmp_path)
+    assert res.content == "a.py\n  1: def a()"
+    assert "\x00" not in run(tmp_path, path="blob.py").content
+    assert run(tmp_path, path="pipe.py").content == "(no source files found under pipe.py)"

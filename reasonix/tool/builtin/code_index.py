@@ -197,6 +197,8 @@ def outline(path: str) -> list[Symbol] | None:
             source = fh.read()
     except OSError:
         return None
+    if "\0" in source:
+        return None  # a binary file with a source extension: nothing to outline
     if ext in ("py", "pyi"):
         try:
             return _py_symbols(source)
