@@ -154,7 +154,7 @@ class Policy:
         if hit:
             return self._explicit_ask(hit.text, read_only, suggestion)
         guarded = self._protected_target(tool_name, args)
-        if guarded and self.mode is not Mode.BYPASS:
+        if guarded:  # spec §3.7: not even YOLO passes a managed-config write
             why = f"{tool_name}: {guarded} steers Reasonix or git; editing it needs approval"
             return Verdict(Decision.ASK, why, fresh=True)
         hit = self._first(self.allow, tool_name, args, any_subject=False)
