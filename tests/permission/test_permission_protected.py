@@ -46,11 +46,11 @@ def test_extra_protected_paths_and_ordinary_files(tmp_path: Path) -> None:
     assert policy.decide("read_file", True, {"path": "reasonix.toml"}) is Decision.ALLOW
 
 
-def test_bypass_mode_and_deny_rules_keep_their_meaning(tmp_path: Path) -> None:
+def test_not_even_yolo_passes_and_deny_rules_keep_their_meaning(tmp_path: Path) -> None:
+    """Spec §3.7: YOLO skips ordinary Ask, never a managed-config write."""
     args = {"path": "reasonix.toml"}
-    assert (
-        Policy("bypassPermissions", workspace=tmp_path).decide("edit_file", False, args)
-        is Decision.ALLOW
-    )
+    yolo = Policy("bypassPermissions", workspace=tmp_path)
+    assert yolo.decide("edit_file", False, args) is Decision.ASK
+    assert not Gate(yolo).check("edit_file", False, args).allowed
     denied = Policy("bypassPermissions", deny=["Edit(reasonix.toml)"], workspace=tmp_path)
     assert denied.decide("edit_file", False, args) is Decision.DENY
