@@ -168,7 +168,7 @@ def test_segments(command: str, texts: list[str]) -> None:
         ("git log --oneline -5", Kind.STATIC),
         ("cat < input.txt", Kind.STATIC),
         ("ls 2>/dev/null >&2", Kind.STATIC),
-        ("echo ~/x", Kind.STATIC),
+        ("echo ~/x", Kind.DYNAMIC),  # tilde expansion
         ("X=1", Kind.DYNAMIC),
         ("echo $X", Kind.DYNAMIC),
         ("echo ${X:-y}", Kind.DYNAMIC),

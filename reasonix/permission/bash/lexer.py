@@ -317,6 +317,8 @@ class Parser:
             acc.glob = True
         if _BRACE_RE.search(unq):
             acc.dynamic = True
+        if s.startswith("~", start):
+            acc.dynamic = True  # tilde expansion: `ls ~/.ssh` is not the literal `ls ~/.ssh`
         return Word(value, s[start : self.i], acc.dynamic, acc.glob, acc.nested, acc.quoted, unq)
 
     def dquote(self, acc: _Acc) -> None:
