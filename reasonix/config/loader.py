@@ -302,6 +302,6 @@ def require_api_key(provider: ProviderConfig) -> str:
     var = provider.api_key_env
     raise MissingAPIKey(
         f"provider {provider.name!r} needs an API key in {var}, which is set nowhere: "
-        f"add the line {var}=... to {paths.env_path()} (or run `reasonix setup`), "
+        f"add the line {var}=... to {paths.env_path()}, "
         f"or export {var} in the environment"
     )
