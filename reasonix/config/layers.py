@@ -90,6 +90,10 @@ _CHECKS: dict[str, tuple[Callable[[Any], bool], str]] = {
     "bool": (lambda v: isinstance(v, bool), "true or false"),
     "list[str]": (_is_list_of_str, "a list of strings"),
     "dict[str]": (_is_dict_of_str, "a table of strings"),
+    "dict[float]": (
+        lambda v: isinstance(v, dict) and all(_is_finite_number(x) for x in v.values()),
+        "a table of numbers",
+    ),
     "dict": (lambda v: isinstance(v, dict), "a table"),
     "any": (lambda v: True, "any value"),
 }

@@ -35,6 +35,8 @@ _FIELDS = {
     "headers": "dict[str]",
     "concurrency": "str",
     "startup_timeout_seconds": "float",
+    "call_timeout_seconds": "float",
+    "tool_timeout_seconds": "dict[float]",
     "enabled": "bool",
 }
 
@@ -67,6 +69,18 @@ def _build(values: dict[str, Any], source: str, fail: Any) -> McpServerConfig:
     timeout = values.get("startup_timeout_seconds")
     if timeout is not None and not (math.isfinite(timeout) and timeout > 0):
         raise fail(f"startup_timeout_seconds must be > 0, got {timeout}", "startup_timeout_seconds")
+    call = values.get("call_timeout_seconds")
+    if call is not None and call < 0:
+        raise fail(f"call_timeout_seconds must be >= 0 (0 = the default), got {call}",
+                   "call_timeout_seconds")  # fmt: skip
+    caps = values.get("tool_timeout_seconds") or {}
+    bad = [k for k, v in caps.items() if v < 0]
+    if bad:
+        raise fail(
+            f"tool_timeout_seconds must be >= 0 for {', '.join(bad)}", "tool_timeout_seconds"
+        )
+    if caps:
+        values["tool_timeout_seconds"] = {k: float(v) for k, v in caps.items()}
     return McpServerConfig(**values, source=source)
 
 

@@ -161,6 +161,9 @@ class McpServerConfig:
     headers: dict[str, str] = field(default_factory=dict)
     concurrency: str = ""  # "" = by name (D21), else "serial" | "parallel"
     startup_timeout_seconds: float | None = None
+    # MCP-20: per-server call cap and per-tool caps (raw MCP tool names); 0 = the default
+    call_timeout_seconds: float = 0.0
+    tool_timeout_seconds: dict[str, float] = field(default_factory=dict)
     enabled: bool = True
     source: str = ""  # file it came from
 
