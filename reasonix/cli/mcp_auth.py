@@ -64,6 +64,8 @@ def auth(
     open_url: Callable[[str], None] | None = None,
     client_id: str = "",
     client_secret: str = "",
+    grant: str = "auto",
+    client_metadata_url: str = "",
     timeout: float = AUTHORIZE_TIMEOUT,
     out: TextIO | None = None,
     err: TextIO | None = None,
@@ -112,6 +114,8 @@ def auth(
             challenge=challenge,
             client=client,
             timeout=timeout,
+            grant=grant,
+            client_metadata_url=client_metadata_url,
         )
     except KeyboardInterrupt:
         print("reasonix mcp auth: cancelled", file=err)

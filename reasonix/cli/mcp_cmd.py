@@ -63,6 +63,17 @@ def configure(parser: argparse.ArgumentParser) -> None:
     auth.add_argument("name", metavar="SERVER")
     auth.add_argument("--client-id", default="", help="a client registered by hand")
     auth.add_argument("--client-secret", default="", help="its secret, if it has one")
+    auth.add_argument(
+        "--grant",
+        choices=("auto", "authorization_code", "client_credentials"),
+        default="auto",
+        help="client_credentials: a machine client (needs --client-id/--client-secret)",
+    )
+    auth.add_argument(
+        "--client-metadata-url",
+        default="",
+        help="an https URL of our client metadata document (used when the AS supports CIMD)",
+    )
     logout = sub.add_parser("logout", help="forget the OAuth credentials")
     logout.add_argument("name", metavar="SERVER")
 
@@ -319,5 +330,12 @@ def _oauth(action: str, args: argparse.Namespace) -> int:
     if action == "logout":
         return int(flow.logout(args.name, Path.cwd()))
     return int(
-        flow.auth(args.name, Path.cwd(), client_id=args.client_id, client_secret=args.client_secret)
+        flow.auth(
+            args.name,
+            Path.cwd(),
+            client_id=args.client_id,
+            client_secret=args.client_secret,
+            grant=args.grant,
+            client_metadata_url=args.client_metadata_url,
+        )
     )

@@ -67,8 +67,17 @@ def _visit(url: str) -> None:
     threading.Thread(target=go, daemon=True).start()
 
 
+# The client metadata document URL the suite's CIMD scenario accepts (it does
+# not fetch it): what a user passes as `reasonix mcp auth --client-metadata-url`.
+CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json"
+
+
 def _authorize(server: McpServerConfig, oauth: tuple[Any, Any, Any]) -> None:
-    """What `reasonix mcp auth` does, with the scenario's pre-registered client if any."""
+    """What `reasonix mcp auth` does, with the scenario's pre-registered client if any.
+
+    The grant is left to ``auto``: a confidential client at an AS that only
+    offers ``client_credentials`` uses that grant, as the CLI would.
+    """
     _, flow, meta = oauth
     context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
     client = None
@@ -87,6 +96,7 @@ def _authorize(server: McpServerConfig, oauth: tuple[Any, Any, Any]) -> None:
         challenge=flow.probe(server.url),
         client=client,
         timeout=30,
+        client_metadata_url=CLIENT_METADATA_URL,
     )
 
 

@@ -49,6 +49,10 @@ PASSING_WITH_OAUTH = [
     "auth/token-endpoint-auth-basic",
     "auth/token-endpoint-auth-none",
     "auth/token-endpoint-auth-post",
+    "auth/2025-03-26-oauth-metadata-backcompat",
+    "auth/2025-03-26-oauth-endpoint-fallback",
+    "auth/basic-cimd",
+    "auth/client-credentials-basic",
 ]
 EXPECTED_FAILURES = {
     "elicitation-sep1034-client-defaults": "Reasonix offers no elicitation (headless agent)",

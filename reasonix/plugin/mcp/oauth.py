@@ -28,7 +28,11 @@ from reasonix.config.model import McpServerConfig
 from reasonix.errors import ConfigError, PluginError
 from reasonix.plugin.mcp import oauth_store
 from reasonix.plugin.mcp.oauth_flow import RefreshRejected, authorize, refresh
-from reasonix.plugin.mcp.oauth_meta import parse_www_authenticate, union_scopes
+from reasonix.plugin.mcp.oauth_meta import (
+    GRANT_CLIENT_CREDENTIALS,
+    parse_www_authenticate,
+    union_scopes,
+)
 from reasonix.plugin.mcp.oauth_store import OAuthState, prune_store
 
 __all__ = ["OAuthAuth", "auth_for", "prune_store"]
@@ -83,12 +87,18 @@ class OAuthAuth:
             self._stamp = None
 
     def _refresh(self, state: OAuthState) -> OAuthState | None:
-        if not state.tokens.refresh_token or state.tokens.refresh_token == self._refresh_failed_for:
+        # A client-credentials client has no refresh token: it asks for a new
+        # token instead (once per access token, so a refused client is not
+        # hammered).
+        key = state.tokens.refresh_token
+        if not key and state.client.grant == GRANT_CLIENT_CREDENTIALS:
+            key = "client_credentials:" + state.tokens.access_token
+        if not key or key == self._refresh_failed_for:
             return None
         try:
             new_state = refresh(state)
         except RefreshRejected:
-            self._refresh_failed_for = state.tokens.refresh_token
+            self._refresh_failed_for = key
             return None
         self._adopt(new_state)
         return new_state

@@ -18,7 +18,7 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import parse_qs, urlsplit, urlunsplit
 
@@ -28,6 +28,8 @@ from reasonix.plugin.mcp import oauth_store
 from reasonix.plugin.mcp.httpwire import same_origin
 from reasonix.plugin.mcp.oauth_http import get_json, oauth_error, post_form, post_json
 from reasonix.plugin.mcp.oauth_meta import (
+    GRANT_CLIENT_CREDENTIALS,
+    GRANT_CODE,
     AsMetadata,
     Challenge,
     ClientInfo,
@@ -35,9 +37,12 @@ from reasonix.plugin.mcp.oauth_meta import (
     as_metadata_urls,
     authorization_url,
     canonical_resource,
+    choose_grant,
     client_auth,
+    legacy_default_metadata,
     make_pkce,
     make_state,
+    metadata_document_client,
     parse_as_metadata,
     parse_registration,
     parse_resource_metadata,
@@ -130,11 +135,11 @@ def _fetch_prm(
     return None
 
 
-def _fetch_as_metadata(issuer: str) -> AsMetadata | None:
+def _fetch_as_metadata(issuer: str, *, legacy: bool = False) -> AsMetadata | None:
     for url in as_metadata_urls(issuer):
         answer = get_json(url)
         if answer.status == 200 and isinstance(answer.body, dict):
-            return parse_as_metadata(answer.body, issuer)
+            return parse_as_metadata(answer.body, issuer, legacy=legacy)
     return None
 
 
@@ -144,7 +149,9 @@ def discover(
     """Protected Resource Metadata, then the metadata of its first working AS.
 
     A server without resource metadata (2025-03-26 era) is taken to be its
-    own authorization server at the origin root.
+    own authorization server at the origin root; when that publishes no
+    metadata either, the revision's default endpoints (``/authorize``,
+    ``/token``, ``/register`` at the root) are used.
     """
     resource = canonical_resource(server_url)
     prm = _fetch_prm(server_url, challenge, trusted_origins)
@@ -155,9 +162,11 @@ def discover(
         p = urlsplit(resource)
         issuers, indicator = [urlunsplit((p.scheme, p.netloc, "", "", ""))], resource
     for issuer in issuers:
-        meta = _fetch_as_metadata(issuer)
+        meta = _fetch_as_metadata(issuer, legacy=prm is None)
         if meta is not None:
             return Discovery(resource, indicator, prm, meta)
+    if prm is None:
+        return Discovery(resource, indicator, None, legacy_default_metadata(resource))
     raise PluginError(f"no authorization server metadata found for {', '.join(issuers)}")
 
 
@@ -310,13 +319,21 @@ def authorize(
     timeout: float = AUTHORIZE_TIMEOUT,
     cancel: Cancel | None = None,
     trusted_origins: Sequence[str] = (),
+    grant: str = "auto",
+    client_metadata_url: str = "",
 ) -> OAuthState:
     """Run the whole authorization-code flow for ``server``; save and return its state.
 
     ``scopes`` overrides the choice from the challenge / resource metadata;
     scopes granted before and scopes a refused step-up asked for are added,
     so re-authorising never loses access. ``client`` is a pre-configured
-    client (no registration).
+    client (no registration). ``grant`` (``auto``, ``authorization_code``,
+    ``client_credentials``): see :func:`~.oauth_meta.choose_grant`; the
+    client credentials grant needs no browser and ``open_url`` is not called.
+    ``client_metadata_url`` is our Client ID Metadata Document: without a
+    pre-configured client it is the client id when the AS advertises
+    ``client_id_metadata_document_supported``, before dynamic registration
+    is tried (the order of the MCP 2025-11-25 spec).
     """
     existing = oauth_store.load(server, server_url)
     disc = discover(server_url, challenge, trusted_origins=trusted_origins)
@@ -325,12 +342,36 @@ def authorize(
         existing.tokens.scope.split() if existing else (),
         existing.wanted_scopes if existing else (),
     )
+    if (
+        client is None
+        and existing is not None
+        and existing.client.grant == GRANT_CLIENT_CREDENTIALS
+        and existing.metadata.issuer == disc.metadata.issuer
+    ):
+        client = existing.client  # re-authorising a machine client: same client, same grant
+    if choose_grant(disc.metadata, client, grant) == GRANT_CLIENT_CREDENTIALS:
+        assert client is not None  # choose_grant refuses client credentials without a client
+        result = OAuthState(
+            server=server,
+            resource=disc.resource,
+            resource_indicator=disc.resource_indicator,
+            metadata=disc.metadata,
+            client=replace(client, grant=GRANT_CLIENT_CREDENTIALS),
+        )
+        result = result.with_tokens(_client_credentials(result, wanted))
+        oauth_store.save(result)
+        return result
+    if client is not None and client.grant != GRANT_CODE:
+        client = replace(client, grant=GRANT_CODE)
     prefer = _port_of(existing.client.redirect_uri) if existing else 0
     listener = LoopbackListener(prefer)
     try:
         redirect_uri = listener.redirect_uri
         if client is None:
             client = _usable_client(existing, disc.metadata, redirect_uri, wanted)
+        cimd = disc.metadata.client_id_metadata_document_supported
+        if client is None and client_metadata_url and cimd:
+            client = metadata_document_client(client_metadata_url, redirect_uri)
         if client is None:
             client = _register(disc.metadata, redirect_uri, wanted)
         pkce, state = make_pkce(), make_state()
@@ -368,6 +409,15 @@ def authorize(
     return result
 
 
+def _client_credentials(state: OAuthState, scopes: Sequence[str]) -> Tokens:
+    """A token by the client credentials grant (RFC 6749 §4.4, MCP SEP-1046)."""
+    form = {"grant_type": GRANT_CLIENT_CREDENTIALS, "resource": state.resource_indicator}
+    if scopes:
+        form["scope"] = " ".join(scopes)
+    body = _token_request(state.metadata, state.client, form)
+    return Tokens.from_response(body, Tokens(scope=" ".join(scopes)))
+
+
 def exchange_code(state: OAuthState, code: str, verifier: str) -> Tokens:
     """Trade ``code`` for tokens with ``state``'s client (used to show a replayed code fails)."""
     form = {
@@ -397,6 +447,15 @@ def refresh(state: OAuthState) -> OAuthState:
             if not on_disk.tokens.expired():
                 return on_disk
             state = on_disk
+        if not state.tokens.refresh_token and state.client.grant == GRANT_CLIENT_CREDENTIALS:
+            # Nothing to refresh: the client simply asks again (no user involved).
+            try:
+                tokens = _client_credentials(state, state.tokens.scope.split())
+            except PluginError as exc:
+                raise RefreshRejected(f"a new client credentials token was refused: {exc}") from exc
+            new_state = state.with_tokens(tokens)
+            oauth_store.save(new_state)
+            return new_state
         if not state.tokens.refresh_token:
             raise RefreshRejected(f"no refresh token stored for {state.server!r}")
         form = {

@@ -36,9 +36,12 @@ __all__ = [
     "authorization_url",
     "canonical_resource",
     "challenge_from_headers",
+    "choose_grant",
     "client_auth",
+    "legacy_default_metadata",
     "make_pkce",
     "make_state",
+    "metadata_document_client",
     "parse_as_metadata",
     "parse_resource_metadata",
     "parse_www_authenticate",
@@ -49,6 +52,8 @@ __all__ = [
 
 PRM_WELL_KNOWN = "/.well-known/oauth-protected-resource"
 AS_WELL_KNOWN = "/.well-known/oauth-authorization-server"
+GRANT_CODE = "authorization_code"
+GRANT_CLIENT_CREDENTIALS = "client_credentials"
 OIDC_WELL_KNOWN = "/.well-known/openid-configuration"
 
 # RFC 7230 token characters, and auth-param = token "=" ( token / quoted-string ).
@@ -216,6 +221,8 @@ class AsMetadata:
     registration_endpoint: str = ""
     scopes_supported: tuple[str, ...] = ()
     token_endpoint_auth_methods: tuple[str, ...] = ()
+    grant_types_supported: tuple[str, ...] = ()  # () = not published (RFC 8414 default applies)
+    client_id_metadata_document_supported: bool = False
 
     def to_json(self) -> dict[str, Any]:
         """A dict for the token store."""
@@ -226,7 +233,31 @@ class AsMetadata:
             "registration_endpoint": self.registration_endpoint,
             "scopes_supported": list(self.scopes_supported),
             "token_endpoint_auth_methods_supported": list(self.token_endpoint_auth_methods),
+            "grant_types_supported": list(self.grant_types_supported),
+            "client_id_metadata_document_supported": self.client_id_metadata_document_supported,
         }
+
+    @classmethod
+    def from_json(cls, m: Mapping[str, Any]) -> AsMetadata:
+        """The inverse of :meth:`to_json` (raises KeyError on a missing endpoint)."""
+        return cls(
+            issuer=str(m["issuer"]),
+            authorization_endpoint=str(m["authorization_endpoint"]),
+            token_endpoint=str(m["token_endpoint"]),
+            registration_endpoint=str(m.get("registration_endpoint") or ""),
+            scopes_supported=_strings(m.get("scopes_supported")),
+            token_endpoint_auth_methods=_strings(m.get("token_endpoint_auth_methods_supported")),
+            grant_types_supported=_strings(m.get("grant_types_supported")),
+            client_id_metadata_document_supported=(
+                m.get("client_id_metadata_document_supported") is True
+            ),
+        )
+
+    def supports_grant(self, grant: str) -> bool:
+        """Whether the AS accepts ``grant``; RFC 8414 §2: unpublished = code and implicit."""
+        if not self.grant_types_supported:
+            return grant in (GRANT_CODE, "implicit")
+        return grant in self.grant_types_supported
 
 
 def _strings(value: Any) -> tuple[str, ...]:
@@ -277,19 +308,31 @@ def resource_covers(resource: str, server_url: str) -> bool:
     return want_path.startswith(have_path)
 
 
-def parse_as_metadata(doc: Any, issuer: str) -> AsMetadata:
+def parse_as_metadata(doc: Any, issuer: str, *, legacy: bool = False) -> AsMetadata:
     """Check an Authorization Server Metadata document fetched for ``issuer``.
 
     RFC 8414 §3.3: the document's ``issuer`` must be the one whose well-known
     URL we read (a trailing slash aside: many servers add one). PKCE S256 must
     be advertised — the MCP spec tells clients to refuse an AS that does not.
+
+    ``legacy``: the 2025-03-26 flow, where a server without Protected Resource
+    Metadata is its own authorization server and ``issuer`` is its
+    *authorization base URL* (the origin, path dropped). That revision knows
+    no issuer check, and servers of the era often name an issuer with a path
+    (``https://mcp.example/oauth``); any issuer on the base URL's own origin is
+    accepted then — the document came from that origin, which is what MCP-5
+    protects.
     """
     if not isinstance(doc, dict):
         raise PluginError("authorization server metadata is not a JSON object")
     got = doc.get("issuer")
-    if not isinstance(got, str) or got.rstrip("/") != issuer.rstrip("/"):
+    if not isinstance(got, str) or not (
+        got.rstrip("/") == issuer.rstrip("/") or (legacy and _same_origin_url(got, issuer))
+    ):
         raise PluginError(f"authorization server metadata issuer {got!r} does not match {issuer!r}")
-    if "S256" not in _strings(doc.get("code_challenge_methods_supported")):
+    grants = _strings(doc.get("grant_types_supported"))
+    needs_pkce = not grants or GRANT_CODE in grants  # PKCE guards the code grant only
+    if needs_pkce and "S256" not in _strings(doc.get("code_challenge_methods_supported")):
         raise PluginError(f"authorization server {issuer} does not advertise PKCE S256")
     registration = doc.get("registration_endpoint")
     return AsMetadata(
@@ -303,6 +346,35 @@ def parse_as_metadata(doc: Any, issuer: str) -> AsMetadata:
         ),
         scopes_supported=_strings(doc.get("scopes_supported")),
         token_endpoint_auth_methods=_strings(doc.get("token_endpoint_auth_methods_supported")),
+        grant_types_supported=grants,
+        client_id_metadata_document_supported=(
+            doc.get("client_id_metadata_document_supported") is True
+        ),
+    )
+
+
+def _same_origin_url(a: str, b: str) -> bool:
+    try:
+        return same_origin(canonical_resource(a), canonical_resource(b))
+    except PluginError:
+        return False
+
+
+def legacy_default_metadata(base_url: str) -> AsMetadata:
+    """The endpoints a 2025-03-26 client assumes when a server publishes no metadata.
+
+    MCP 2025-03-26 "Fallbacks for Servers without Metadata Discovery": the
+    authorization base URL (the server URL's origin, path discarded) with
+    ``/authorize``, ``/token`` and ``/register``. Used only when neither
+    Protected Resource Metadata nor Authorization Server Metadata exists.
+    """
+    p = urlsplit(base_url)
+    root = urlunsplit((p.scheme, p.netloc, "", "", ""))
+    return AsMetadata(
+        issuer=root,
+        authorization_endpoint=root + "/authorize",
+        token_endpoint=root + "/token",
+        registration_endpoint=root + "/register",
     )
 
 
@@ -389,6 +461,7 @@ class ClientInfo:
     redirect_uri: str = ""  # the loopback URI it was registered with ("" = pre-configured)
     scope: str = ""  # the scopes it was registered for
     registered: bool = True  # False for a pre-configured client (never re-registered)
+    grant: str = GRANT_CODE  # authorization_code (a user in a browser) | client_credentials
 
     def to_json(self) -> dict[str, Any]:
         """A dict for the token store."""
@@ -399,6 +472,7 @@ class ClientInfo:
             "redirect_uri": self.redirect_uri,
             "scope": self.scope,
             "registered": self.registered,
+            "grant": self.grant,
         }
 
     @classmethod
@@ -411,7 +485,50 @@ class ClientInfo:
             redirect_uri=str(d.get("redirect_uri") or ""),
             scope=str(d.get("scope") or ""),
             registered=bool(d.get("registered", True)),
+            grant=str(d.get("grant") or GRANT_CODE),
         )
+
+
+def choose_grant(meta: AsMetadata, client: ClientInfo | None, requested: str = "auto") -> str:
+    """The grant to obtain tokens with: ``authorization_code`` or ``client_credentials``.
+
+    ``requested`` is the user's explicit choice; ``auto`` picks the client
+    credentials grant (SEP-1046, machine-to-machine: no user, no browser)
+    only when nothing else can work — a pre-configured confidential client
+    (it has a secret) at an AS whose metadata offers ``client_credentials``
+    but not the authorization-code grant. A public client never uses it.
+    """
+    if requested not in ("auto", GRANT_CODE, GRANT_CLIENT_CREDENTIALS):
+        raise PluginError(f"unsupported OAuth grant {requested!r}")
+    wants_cc = requested == GRANT_CLIENT_CREDENTIALS or (
+        requested == "auto"
+        and client is not None
+        and meta.supports_grant(GRANT_CLIENT_CREDENTIALS)
+        and not meta.supports_grant(GRANT_CODE)
+    )
+    if not wants_cc:
+        return GRANT_CODE
+    if client is None or not client.client_secret or client.auth_method == "none":
+        raise PluginError(
+            "the client credentials grant needs a pre-configured client id and secret"
+        )
+    return GRANT_CLIENT_CREDENTIALS
+
+
+def metadata_document_client(url: str, redirect_uri: str) -> ClientInfo:
+    """Our client identified by its Client ID Metadata Document (MCP 2025-11-25, CIMD).
+
+    The client id *is* the https URL of a JSON document we publish (it lists
+    our name and redirect URIs; the AS fetches it), so no registration is
+    needed. The URL must be https with a path (the CIMD draft); it is a
+    public client (``none``) — the document carries no secret.
+    """
+    p = urlsplit(url)
+    if p.scheme != "https" or not p.hostname or p.path in ("", "/") or p.fragment:
+        raise PluginError(f"a client metadata document URL must be https with a path: {url!r}")
+    return ClientInfo(
+        client_id=url, auth_method="none", redirect_uri=redirect_uri, registered=False
+    )
 
 
 def preferred_auth_method(meta: AsMetadata) -> str:

@@ -146,16 +146,7 @@ class OAuthState:
             server=str(d["server"]),
             resource=str(d["resource"]),
             resource_indicator=str(d.get("resource_indicator") or d["resource"]),
-            metadata=AsMetadata(
-                issuer=str(m["issuer"]),
-                authorization_endpoint=str(m["authorization_endpoint"]),
-                token_endpoint=str(m["token_endpoint"]),
-                registration_endpoint=str(m.get("registration_endpoint") or ""),
-                scopes_supported=tuple(m.get("scopes_supported") or ()),
-                token_endpoint_auth_methods=tuple(
-                    m.get("token_endpoint_auth_methods_supported") or ()
-                ),
-            ),
+            metadata=AsMetadata.from_json(m),
             client=ClientInfo.from_json(d["client"]),
             tokens=Tokens(
                 access_token=str(t.get("access_token") or ""),

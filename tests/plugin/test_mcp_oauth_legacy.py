@@ -1,0 +1,92 @@
+"""The 2025-03-26 authorization flow: a server without Protected Resource Metadata.
+
+Discovery is driven through a fake ``get_json`` (no sockets): the server is
+its own authorization server at the origin root, its metadata may name an
+issuer with a path on that origin, and without any metadata the revision's
+default endpoints are used.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from reasonix.errors import PluginError
+from reasonix.plugin.mcp import oauth_flow
+from reasonix.plugin.mcp.oauth_http import HttpAnswer
+from reasonix.plugin.mcp.oauth_meta import legacy_default_metadata, parse_as_metadata
+
+ROOT = "https://mcp.example"
+LEGACY_DOC = {
+    "issuer": "https://mcp.example/oauth",
+    "authorization_endpoint": "https://mcp.example/oauth/authorize",
+    "token_endpoint": "https://mcp.example/oauth/token",
+    "registration_endpoint": "https://mcp.example/oauth/register",
+    "code_challenge_methods_supported": ["S256"],
+}
+
+
+def test_legacy_metadata_may_name_an_issuer_on_the_same_origin() -> None:
+    meta = parse_as_metadata(LEGACY_DOC, ROOT, legacy=True)
+    assert meta.issuer == "https://mcp.example/oauth"
+    assert meta.registration_endpoint == "https://mcp.example/oauth/register"
+
+
+def test_outside_the_legacy_flow_the_issuer_must_match_exactly() -> None:
+    with pytest.raises(PluginError, match="issuer"):
+        parse_as_metadata(LEGACY_DOC, ROOT)
+
+
+@pytest.mark.parametrize("issuer", ["https://evil.example/oauth", "http://mcp.example/oauth", 7])
+def test_legacy_metadata_from_another_origin_is_refused(issuer: object) -> None:
+    with pytest.raises(PluginError, match="issuer"):
+        parse_as_metadata({**LEGACY_DOC, "issuer": issuer}, ROOT, legacy=True)
+
+
+def test_legacy_default_endpoints_sit_at_the_origin_root() -> None:
+    meta = legacy_default_metadata("https://mcp.example:8443/v1/mcp")
+    assert meta.issuer == "https://mcp.example:8443"
+    assert meta.authorization_endpoint == "https://mcp.example:8443/authorize"
+    assert meta.token_endpoint == "https://mcp.example:8443/token"
+    assert meta.registration_endpoint == "https://mcp.example:8443/register"
+
+
+def _serve(monkeypatch: pytest.MonkeyPatch, docs: dict[str, Any]) -> list[str]:
+    asked: list[str] = []
+
+    def fake_get_json(url: str, **_: Any) -> HttpAnswer:
+        asked.append(url)
+        if url in docs:
+            return HttpAnswer(200, docs[url], "{}")
+        return HttpAnswer(404, None, "")
+
+    monkeypatch.setattr(oauth_flow, "get_json", fake_get_json)
+    return asked
+
+
+def test_discover_uses_root_metadata_without_prm(monkeypatch: pytest.MonkeyPatch) -> None:
+    asked = _serve(monkeypatch, {ROOT + "/.well-known/oauth-authorization-server": LEGACY_DOC})
+    disc = oauth_flow.discover(ROOT + "/mcp")
+    assert disc.prm is None
+    assert disc.metadata.token_endpoint == "https://mcp.example/oauth/token"
+    assert disc.resource_indicator == ROOT + "/mcp"
+    assert asked[:2] == [
+        ROOT + "/.well-known/oauth-protected-resource/mcp",
+        ROOT + "/.well-known/oauth-protected-resource",
+    ]
+
+
+def test_discover_falls_back_to_default_endpoints(monkeypatch: pytest.MonkeyPatch) -> None:
+    _serve(monkeypatch, {})
+    disc = oauth_flow.discover(ROOT + "/mcp")
+    assert disc.metadata == legacy_default_metadata(ROOT)
+
+
+def test_no_fallback_when_prm_names_an_as_without_metadata(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    prm = {"resource": ROOT + "/mcp", "authorization_servers": ["https://as.example"]}
+    _serve(monkeypatch, {ROOT + "/.well-known/oauth-protected-resource/mcp": prm})
+    with pytest.raises(PluginError, match="no authorization server metadata"):
+        oauth_flow.discover(ROOT + "/mcp")
