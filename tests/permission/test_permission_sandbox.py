@@ -298,3 +298,27 @@ def test_seatbelt_profile_pins_dot_git(tmp_path: Path) -> None:
     assert pinned not in deny_line()  # `git init` in a fresh directory stays possible
     (tmp_path / ".git").mkdir()
     assert pinned in deny_line()
+
+
+@needs_bwrap
+def test_tools_under_tmp_stay_usable_but_tmp_stays_private(workspace: Path, tmp_path: Path) -> None:
+    """A venv on PATH under /tmp is re-bound read-only; the rest of /tmp stays hidden."""
+    venv = tmp_path / "venv"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    (venv / "lib").mkdir()
+    (venv / "lib" / "marker.txt").write_text("lib-visible\n")
+    tool = venv / "bin" / "rx-tool"
+    tool.write_text("#!/bin/sh\necho tool-ran\n")
+    tool.chmod(0o755)
+    secret = tmp_path / "other-secret.txt"
+    secret.write_text("hidden\n")
+    path = f"{venv / 'bin'}:{os.environ.get('PATH', '/usr/bin:/bin')}"
+    done = _run(
+        f"rx-tool; cat {venv / 'lib' / 'marker.txt'}; cat {secret} || echo no-secret; "
+        f"touch {venv / 'new'} 2>/dev/null || echo venv-read-only",
+        _settings(workspace),
+        PATH=path,
+    )
+    lines = done.stdout.splitlines()
+    assert lines == ["tool-ran", "lib-visible", "no-secret", "venv-read-only"], done.stderr

@@ -34,6 +34,7 @@ __all__ = [
     "default_cache_roots",
     "is_credential_var",
     "scrub_env",
+    "tools_under_tmp",
     "wrap_command",
 ]
 
@@ -59,6 +60,31 @@ class SandboxSettings:
     cache_roots: list[Path] | None = None
     tmp_dir: Path | None = None
     read_only: list[Path] = field(default_factory=list)
+
+
+def tools_under_tmp(env: dict[str, str]) -> list[Path]:
+    """Interpreter and PATH directories that live under ``/tmp``.
+
+    The sandbox hides the host's ``/tmp`` behind a private tmpfs (so agent and
+    multiplexer sockets there stay out of reach), which would also hide a
+    virtual environment or toolchain unpacked under ``/tmp`` — this one
+    included. Those are re-bound read-only; a venv is bound whole (its
+    ``pyvenv.cfg`` and ``lib/``), not just its ``bin/``.
+    """
+    found: list[Path] = []
+    candidates = [sys.prefix, os.path.dirname(sys.executable)]
+    candidates += [p for p in env.get("PATH", "").split(os.pathsep) if p]
+    for raw in candidates:
+        real = os.path.realpath(raw)
+        if not real.startswith("/tmp/") or not os.path.isdir(real):
+            continue
+        parent = os.path.dirname(real)
+        if os.path.basename(real) == "bin" and os.path.isfile(os.path.join(parent, "pyvenv.cfg")):
+            real = parent
+        path = Path(real)
+        if path not in found:
+            found.append(path)
+    return found
 
 
 def default_cache_roots(env: dict[str, str]) -> list[Path]:
@@ -130,7 +156,7 @@ def wrap_command(
             write_roots=roots,
             forbid_read=settings.forbid_read,
             network=settings.network,
-            read_only=settings.read_only,
+            read_only=[*settings.read_only, *tools_under_tmp(env)],
         )
         clean["TMPDIR"] = "/tmp"
         return wrapped, clean
