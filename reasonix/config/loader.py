@@ -21,6 +21,7 @@ from reasonix.config.layers import FLAG, Layer, check_type, read_layer
 from reasonix.config.legacy import drop_legacy_context_keys, find_legacy_context_keys
 from reasonix.config.mcp import expand_server, merge_servers, read_mcp_json, servers_from_toml
 from reasonix.config.model import Config, McpServerConfig, ProviderConfig
+from reasonix.config.presets import preset_names
 from reasonix.config.providers import ProviderSet
 from reasonix.config.schema import (
     DEFAULT_MODEL_REF,
@@ -234,6 +235,13 @@ def load(
         merger.apply_flags(flags)
 
     cfg.providers = merger.providers.result()
+    if cfg.sources.get("default_model") == "default":
+        # No file or flag chose a model: a provider the user declared themselves is
+        # a clearer intent than the embedded DeepSeek default.
+        own = [p for p in merger.providers.configured() if p.name not in preset_names()]
+        if own:
+            cfg.default_model = own[0].name
+            cfg.sources["default_model"] = own[0].source
     _fill_api_keys(cfg.providers)
     _finish_sandbox(cfg, cwd)
     json_servers = read_mcp_json(paths.project_mcp_path(cwd), cfg.warnings)

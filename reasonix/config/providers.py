@@ -67,6 +67,10 @@ class ProviderSet:
         """Configured providers first, then the presets nobody touched."""
         return self._configured + self._presets
 
+    def configured(self) -> list[ProviderConfig]:
+        """Providers some config file declared or changed, in declaration order."""
+        return list(self._configured)
+
     def _take(self, name: str) -> ProviderConfig | None:
         for p in self._configured:
             if p.name == name:

@@ -73,3 +73,24 @@ def test_default_resolved_error_names_the_file(tmp_path: Path) -> None:
         load(tmp_path).default_resolved()
     assert str(path) in str(info.value)
     assert "default_model" in str(info.value)
+
+
+def test_a_declared_provider_is_the_default_when_no_model_is_chosen(tmp_path: Path) -> None:
+    (tmp_path / "reasonix.toml").write_text(
+        '[[providers]]\nname = "mine"\nkind = "openai"\nbase_url = "http://127.0.0.1:1/v1"\n'
+        'models = ["m1", "m2"]\n'
+    )
+    cfg = load(tmp_path)
+    assert cfg.default_resolved().ref == "mine/m1"
+    assert cfg.sources["default_model"].endswith("reasonix.toml")
+    (tmp_path / "reasonix.toml").write_text(
+        'default_model = "deepseek"\n' + (tmp_path / "reasonix.toml").read_text()
+    )
+    assert load(tmp_path).default_resolved().provider.name == "deepseek"
+
+
+def test_overriding_a_preset_keeps_the_embedded_default(tmp_path: Path) -> None:
+    (tmp_path / "reasonix.toml").write_text(
+        '[[providers]]\nname = "openai"\ncontext_window = 9000\n'
+    )
+    assert load(tmp_path).default_resolved().provider.name == "deepseek"
