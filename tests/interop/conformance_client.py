@@ -13,7 +13,8 @@ the authorization-code flow (``oauth_flow.authorize``) with a headless
 "browser" that follows the auto-approving server's redirects to our loopback
 listener, then reconnects with the OAuth hook — what ``reasonix mcp auth``
 and a later run do. A pre-registered client comes from the scenario context.
-Credentials live in a throw-away ``REASONIX_HOME``.
+Credentials live in a throw-away ``REASONIX_HOME``. Elicitation is answered
+by the opt-in ``accept_defaults`` policy (schema defaults only, else decline).
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from reasonix.cancel import Cancel  # noqa: E402 - after the path set-up above
 from reasonix.config.model import McpServerConfig  # noqa: E402
 from reasonix.errors import PluginError, ReasonixError  # noqa: E402
 from reasonix.plugin.mcp.connect import ConnectOptions, open_client  # noqa: E402
+from reasonix.plugin.mcp.elicit import accept_defaults  # noqa: E402
 
 ARGUMENTS = {"add_numbers": {"a": 5, "b": 3}}
 
@@ -104,7 +106,11 @@ def _scenario(server: McpServerConfig, scenario: str, oauth: tuple[Any, Any, Any
     """Connect, list the tools and call each one (errors of a call are reported, not fatal)."""
     notices: list[str] = []
     hook = oauth[0].OAuthAuth(server.name, server.url, open_url=_visit) if oauth else None
-    opts = ConnectOptions(workspace=Path.cwd(), on_notice=notices.append, auth=hook)
+    # The opt-in headless elicitation policy: accept only what the schema's
+    # own defaults answer (SEP-1034), decline anything that needs a person.
+    opts = ConnectOptions(
+        workspace=Path.cwd(), on_notice=notices.append, auth=hook, on_elicit=accept_defaults
+    )
     client = open_client(server, opts, Cancel.with_timeout(30))
     try:
         for tool in client.list_all("tools/list", "tools", timeout=30):

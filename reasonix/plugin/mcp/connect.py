@@ -17,6 +17,7 @@ from reasonix.config.model import McpServerConfig
 from reasonix.errors import PluginError
 from reasonix.plugin.mcp.client import McpClient
 from reasonix.plugin.mcp.debug import DebugLog, DebugTransport
+from reasonix.plugin.mcp.elicit import ElicitHook
 from reasonix.plugin.mcp.errors import HttpStatusError
 from reasonix.plugin.mcp.httpwire import AuthHook, fallback_to_sse
 from reasonix.plugin.mcp.sse_legacy import SseTransport
@@ -40,6 +41,9 @@ class ConnectOptions:
     on_log: Callable[[dict[str, Any]], None] | None = None
     # "auto" discovers the era; "handshake" skips server/discover (tests, odd servers).
     era: str = "auto"
+    # Answers form-mode elicitation (a frontend asking the user, or an opt-in
+    # policy such as elicit.accept_defaults); None = elicitation not offered.
+    on_elicit: ElicitHook | None = None
 
 
 def _safe_file_name(name: str) -> str:
@@ -79,6 +83,8 @@ def _client(server: McpServerConfig, opts: ConnectOptions, kind: str = "") -> Mc
         on_list_changed=opts.on_list_changed,
         on_log=opts.on_log,
         allow_stateless=opts.era != "handshake",
+        on_elicit=opts.on_elicit,
+        name=server.name,
     )
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import itertools
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -64,9 +64,11 @@ class Session:
         handlers: dict[str, RequestHandler] | None = None,
         on_notification: Callable[[Notification], None] | None = None,
         on_notice: Callable[[str], None] | None = None,
+        threaded: Collection[str] = (),
     ) -> None:
         self.transport = transport
         self.handlers = dict(handlers or {})
+        self.threaded = frozenset(threaded)  # methods answered on a thread of their own
         self.on_notification = on_notification
         self.on_notice = on_notice
         self._ids = itertools.count(1)
@@ -200,7 +202,13 @@ class Session:
             else:
                 self._settle(item.id, error=RpcError(item.code, item.message, item.data))
         elif isinstance(item, Request):
-            self._answer(item)
+            if item.method in self.threaded and item.method in self.handlers:
+                # A slow answer (a person filling a form) must not stop the reader.
+                threading.Thread(
+                    target=self._answer, args=(item,), name=f"mcp-{item.method}", daemon=True
+                ).start()
+            else:
+                self._answer(item)
         elif isinstance(item, Notification):
             self._route(item)
         elif isinstance(item, TransportError):
@@ -231,7 +239,7 @@ class Session:
     def _answer(self, req: Request) -> None:
         handler = self.handlers.get(req.method)
         if handler is None:
-            # sampling/elicitation and the like: we advertise none of them.
+            # sampling (and elicitation without a frontend hook): not advertised.
             self._send_quietly(
                 ErrorResponse(req.id, METHOD_NOT_FOUND, f"method not supported: {req.method}")
             )
