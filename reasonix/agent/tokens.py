@@ -17,6 +17,7 @@ their ratio to the raw estimate scales whatever is new since.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -76,8 +77,13 @@ def _word_cost(word: str) -> float:
     return cost
 
 
+@functools.lru_cache(maxsize=8192)
 def estimate_text(text: str) -> int:
-    """Estimated token count of ``text`` (0 for the empty string)."""
+    """Estimated token count of ``text`` (0 for the empty string).
+
+    Cached: every request re-estimates the whole (append-only) history and the
+    fixed tool schemas, and a str caches its own hash, so repeats cost a lookup.
+    """
     if not text:
         return 0
     total = 0.0
