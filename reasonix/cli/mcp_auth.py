@@ -23,8 +23,14 @@ from reasonix.config.model import McpServerConfig
 from reasonix.errors import ConfigError, ReasonixError
 from reasonix.plugin.mcp import oauth_store
 from reasonix.plugin.mcp.oauth import HTTP_TYPES
-from reasonix.plugin.mcp.oauth_flow import AUTHORIZE_TIMEOUT, authorize, probe
-from reasonix.plugin.mcp.oauth_meta import ClientInfo
+from reasonix.plugin.mcp.oauth_flow import (
+    AUTHORIZE_TIMEOUT,
+    authorize,
+    authorize_enterprise,
+    probe,
+)
+from reasonix.plugin.mcp.oauth_meta import Challenge, ClientInfo
+from reasonix.plugin.mcp.oauth_store import OAuthState
 
 __all__ = ["auth", "logout"]
 
@@ -57,6 +63,36 @@ def _browser_opener(out: TextIO, name: str, open_browser: bool) -> Callable[[str
     return open_url
 
 
+def _enterprise(
+    server: McpServerConfig,
+    challenge: Challenge | None,
+    client: ClientInfo | None,
+    id_token_file: str,
+    idp_token_endpoint: str,
+    idp_client_id: str,
+) -> OAuthState:
+    """Enterprise-managed authorization with the ID token read from ``id_token_file``."""
+    if client is None or not idp_token_endpoint:
+        raise ConfigError(
+            "--id-token-file needs --idp-token-endpoint and the --client-id (and "
+            "--client-secret) registered with the server's authorization server"
+        )
+    try:
+        id_token = Path(id_token_file).expanduser().read_text(encoding="utf-8").strip()
+    except OSError as exc:
+        raise ConfigError(f"cannot read the ID token: {exc}") from exc
+    idp_client = ClientInfo(idp_client_id, registered=False) if idp_client_id else None
+    return authorize_enterprise(
+        server.name,
+        server.url,
+        id_token=id_token,
+        idp_token_endpoint=idp_token_endpoint,
+        client=client,
+        idp_client=idp_client,
+        challenge=challenge,
+    )
+
+
 def auth(
     server_name: str,
     cwd: Path,
@@ -66,6 +102,9 @@ def auth(
     client_secret: str = "",
     grant: str = "auto",
     client_metadata_url: str = "",
+    id_token_file: str = "",
+    idp_token_endpoint: str = "",
+    idp_client_id: str = "",
     timeout: float = AUTHORIZE_TIMEOUT,
     out: TextIO | None = None,
     err: TextIO | None = None,
@@ -107,16 +146,20 @@ def auth(
         )
     try:
         challenge = probe(server.url)
-        state = authorize(
-            server.name,
-            server.url,
-            open_url=open_url or _browser_opener(out, server.name, open_browser=True),
-            challenge=challenge,
-            client=client,
-            timeout=timeout,
-            grant=grant,
-            client_metadata_url=client_metadata_url,
-        )
+        if id_token_file:
+            state = _enterprise(server, challenge, client, id_token_file, idp_token_endpoint,
+                                idp_client_id)  # fmt: skip
+        else:
+            state = authorize(
+                server.name,
+                server.url,
+                open_url=open_url or _browser_opener(out, server.name, open_browser=True),
+                challenge=challenge,
+                client=client,
+                timeout=timeout,
+                grant=grant,
+                client_metadata_url=client_metadata_url,
+            )
     except KeyboardInterrupt:
         print("reasonix mcp auth: cancelled", file=err)
         return 1

@@ -74,8 +74,19 @@ def configure(parser: argparse.ArgumentParser) -> None:
         default="",
         help="an https URL of our client metadata document (used when the AS supports CIMD)",
     )
+    auth.add_argument(
+        "--id-token-file",
+        default="",
+        help="enterprise-managed auth: a file holding your identity provider's ID token",
+    )
+    auth.add_argument("--idp-token-endpoint", default="", help="the IdP's token endpoint")
+    auth.add_argument("--idp-client-id", default="", help="our client id at the IdP")
     logout = sub.add_parser("logout", help="forget the OAuth credentials")
     logout.add_argument("name", metavar="SERVER")
+    sub.add_parser(
+        "example-server",
+        help="run the built-in reference MCP server (echo, wordcount) on stdio",
+    )
 
 
 def execute(args: argparse.Namespace) -> int:
@@ -89,7 +100,11 @@ def execute(args: argparse.Namespace) -> int:
         return _remove(args)
     if action in ("auth", "logout"):
         return _oauth(action, args)
-    print("usage: reasonix mcp list|add|remove|auth|logout …", file=sys.stderr)
+    if action == "example-server":
+        from reasonix.plugin.mcp.example_server import serve
+
+        return serve(sys.stdin, sys.stdout)
+    print("usage: reasonix mcp list|add|remove|auth|logout|example-server …", file=sys.stderr)
     return 2
 
 
@@ -337,5 +352,8 @@ def _oauth(action: str, args: argparse.Namespace) -> int:
             client_secret=args.client_secret,
             grant=args.grant,
             client_metadata_url=args.client_metadata_url,
+            id_token_file=args.id_token_file,
+            idp_token_endpoint=args.idp_token_endpoint,
+            idp_client_id=args.idp_client_id,
         )
     )

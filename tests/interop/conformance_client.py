@@ -78,7 +78,8 @@ def _authorize(server: McpServerConfig, oauth: tuple[Any, Any, Any]) -> None:
     """What `reasonix mcp auth` does, with the scenario's pre-registered client if any.
 
     The grant is left to ``auto``: a confidential client at an AS that only
-    offers ``client_credentials`` uses that grant, as the CLI would.
+    offers ``client_credentials`` uses that grant, as the CLI would. A context
+    with an identity provider ID token means enterprise-managed authorization.
     """
     _, flow, meta = oauth
     context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
@@ -91,6 +92,20 @@ def _authorize(server: McpServerConfig, oauth: tuple[Any, Any, Any]) -> None:
             auth_method="client_secret_basic" if secret else "none",
             registered=False,
         )
+    if context.get("idp_id_token"):
+        # Enterprise-managed authorization: what `reasonix mcp auth SERVER
+        # --id-token-file F --idp-token-endpoint URL --idp-client-id ID
+        # --client-id … --client-secret …` does.
+        flow.authorize_enterprise(
+            server.name,
+            server.url,
+            id_token=str(context["idp_id_token"]),
+            idp_token_endpoint=str(context["idp_token_endpoint"]),
+            idp_client=meta.ClientInfo(str(context.get("idp_client_id") or ""), registered=False),
+            client=client,
+            challenge=flow.probe(server.url),
+        )
+        return
     flow.authorize(
         server.name,
         server.url,

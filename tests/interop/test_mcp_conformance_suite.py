@@ -59,6 +59,7 @@ PASSING_WITH_OAUTH = [
     "auth/2025-03-26-oauth-endpoint-fallback",
     "auth/basic-cimd",
     "auth/client-credentials-basic",
+    "auth/cross-app-access-complete-flow",
 ]
 EXPECTED_FAILURES = {
     "auth/client-credentials-jwt": (

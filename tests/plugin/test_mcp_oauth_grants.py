@@ -1,4 +1,5 @@
-"""Client choice and grants: client credentials (SEP-1046) and Client ID Metadata Documents.
+"""Client choice and grants: client credentials (SEP-1046), Client ID Metadata Documents,
+and enterprise-managed authorization (SEP-990: token exchange, then a JWT bearer grant).
 
 The authorization server is faked at the ``oauth_flow`` seam (``get_json``,
 ``post_form``, ``post_json``); the only socket is our own loopback listener,
@@ -8,6 +9,7 @@ which the fake "browser" calls with the code.
 from __future__ import annotations
 
 import base64
+import io
 import threading
 import urllib.request
 from pathlib import Path
@@ -16,6 +18,7 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 
 import pytest
 
+from reasonix.cli import mcp_auth
 from reasonix.errors import PluginError
 from reasonix.plugin.mcp import oauth_flow, oauth_store
 from reasonix.plugin.mcp.oauth import OAuthAuth
@@ -23,16 +26,22 @@ from reasonix.plugin.mcp.oauth_http import HttpAnswer
 from reasonix.plugin.mcp.oauth_meta import (
     GRANT_CLIENT_CREDENTIALS,
     GRANT_CODE,
+    GRANT_JWT_BEARER,
+    TOKEN_TYPE_ID_JAG,
     AsMetadata,
     ClientInfo,
     choose_grant,
+    id_jag_request,
+    jwt_bearer_request,
     metadata_document_client,
     parse_as_metadata,
+    parse_id_jag,
 )
 
 MCP = "https://mcp.example/mcp"
 AS = "https://as.example"
 CIMD_URL = "https://app.example/oauth/client.json"
+IDP_TOKEN = "https://idp.example/token"
 SECRET_CLIENT = ClientInfo("machine", "s3cret", "client_secret_basic", registered=False)
 
 
@@ -111,6 +120,7 @@ class FakeAs:
                     "code_challenge_methods_supported": ["S256"], **doc}  # fmt: skip
         self.tokens: list[tuple[dict[str, str], dict[str, str]]] = []
         self.registrations: list[Any] = []
+        self.idp: list[dict[str, str]] = []
 
     def get_json(self, url: str, **_: Any) -> HttpAnswer:
         if url == "https://mcp.example/.well-known/oauth-protected-resource/mcp":
@@ -120,6 +130,10 @@ class FakeAs:
         return HttpAnswer(404, None, "")
 
     def post_form(self, url: str, form: dict[str, str], *, headers: Any = None) -> HttpAnswer:
+        if url == IDP_TOKEN:
+            self.idp.append(dict(form))
+            return HttpAnswer(200, {"access_token": "id-jag", "token_type": "N_A",
+                                    "issued_token_type": TOKEN_TYPE_ID_JAG}, "")  # fmt: skip
         self.tokens.append((dict(form), dict(headers or {})))
         n = len(self.tokens)
         return HttpAnswer(200, {"access_token": f"tok{n}", "token_type": "Bearer",
@@ -196,3 +210,89 @@ def test_without_cimd_support_the_client_registers(fake_as: Any) -> None:
         "w", MCP, open_url=_browser(seen), client_metadata_url=CIMD_URL, timeout=10
     )
     assert len(fake.registrations) == 1 and state.client.client_id == "dcr-client"
+
+
+def test_id_jag_and_jwt_bearer_forms() -> None:
+    form = id_jag_request("idt", audience=AS, resource=MCP, scopes=["a", "b"])
+    assert form == {
+        "grant_type": "urn:ietf:params:oauth:grant-type:token-exchange",
+        "requested_token_type": "urn:ietf:params:oauth:token-type:id-jag",
+        "subject_token": "idt",
+        "subject_token_type": "urn:ietf:params:oauth:token-type:id_token",
+        "audience": AS,
+        "resource": MCP,
+        "scope": "a b",
+    }
+    with pytest.raises(PluginError, match="no identity provider ID token"):
+        id_jag_request("", audience=AS, resource=MCP)
+    assert jwt_bearer_request("jag") == {"grant_type": GRANT_JWT_BEARER, "assertion": "jag"}
+    assert parse_id_jag({"access_token": "j", "issued_token_type": TOKEN_TYPE_ID_JAG}) == "j"
+    with pytest.raises(PluginError, match="not an ID-JAG"):
+        parse_id_jag({"access_token": "j", "issued_token_type": "urn:x:access_token"})
+    with pytest.raises(PluginError, match="no token"):
+        parse_id_jag({"error": "invalid_grant"})
+
+
+def test_enterprise_flow_exchanges_then_presents_the_id_jag(fake_as: Any) -> None:
+    fake = fake_as({"grant_types_supported": [GRANT_JWT_BEARER]})
+    state = oauth_flow.authorize_enterprise(
+        "e",
+        MCP,
+        id_token="idt",
+        idp_token_endpoint=IDP_TOKEN,
+        client=SECRET_CLIENT,
+        idp_client=ClientInfo("rx-at-idp", registered=False),
+    )
+    (exchange,) = fake.idp
+    assert exchange["subject_token"] == "idt" and exchange["audience"] == AS
+    assert exchange["resource"] == MCP and exchange["client_id"] == "rx-at-idp"
+    ((form, headers),) = fake.tokens
+    assert form["grant_type"] == GRANT_JWT_BEARER and form["assertion"] == "id-jag"
+    assert base64.b64decode(headers["Authorization"][6:]) == b"machine:s3cret"
+    assert state.client.grant == GRANT_JWT_BEARER and oauth_store.load("e", MCP) == state
+
+
+def test_enterprise_flow_needs_an_as_that_takes_jwt_bearer(fake_as: Any) -> None:
+    fake = fake_as({})
+    with pytest.raises(PluginError, match="JWT bearer"):
+        oauth_flow.authorize_enterprise(
+            "e", MCP, id_token="idt", idp_token_endpoint=IDP_TOKEN, client=SECRET_CLIENT
+        )
+    assert fake.idp == []  # the ID token never left for an AS that cannot use it
+
+
+def test_cli_enterprise_auth_reads_the_id_token_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("REASONIX_HOME", str(tmp_path / "home"))
+    (tmp_path / "reasonix.toml").write_text(
+        f'[[mcp.servers]]\nname = "e"\ntype = "http"\nurl = "{MCP}"\n', encoding="utf-8"
+    )
+    (tmp_path / "id.jwt").write_text("idt\n", encoding="utf-8")
+    monkeypatch.setattr(mcp_auth, "probe", lambda url: None)
+    seen: dict[str, Any] = {}
+
+    def fake_enterprise(server: str, url: str, **kw: Any) -> oauth_store.OAuthState:
+        seen.update(kw, server=server, url=url)
+        return oauth_store.OAuthState(server, url, url, _meta(), kw["client"])
+
+    monkeypatch.setattr(mcp_auth, "authorize_enterprise", fake_enterprise)
+    err = io.StringIO()
+    # Without the AS client and the IdP endpoint the flow cannot run.
+    assert mcp_auth.auth("e", tmp_path, id_token_file=str(tmp_path / "id.jwt"), err=err) == 1
+    assert "--idp-token-endpoint" in err.getvalue() and not seen
+    code = mcp_auth.auth(
+        "e",
+        tmp_path,
+        client_id="machine",
+        client_secret="s3cret",
+        id_token_file=str(tmp_path / "id.jwt"),
+        idp_token_endpoint=IDP_TOKEN,
+        idp_client_id="rx-at-idp",
+        out=io.StringIO(),
+        err=err,
+    )
+    assert code == 0, err.getvalue()
+    assert seen["id_token"] == "idt" and seen["idp_token_endpoint"] == IDP_TOKEN
+    assert seen["idp_client"].client_id == "rx-at-idp"
+    assert seen["client"].auth_method == "client_secret_basic"

@@ -30,6 +30,7 @@ from reasonix.plugin.mcp.oauth_http import get_json, oauth_error, post_form, pos
 from reasonix.plugin.mcp.oauth_meta import (
     GRANT_CLIENT_CREDENTIALS,
     GRANT_CODE,
+    GRANT_JWT_BEARER,
     AsMetadata,
     Challenge,
     ClientInfo,
@@ -39,11 +40,14 @@ from reasonix.plugin.mcp.oauth_meta import (
     canonical_resource,
     choose_grant,
     client_auth,
+    id_jag_request,
+    jwt_bearer_request,
     legacy_default_metadata,
     make_pkce,
     make_state,
     metadata_document_client,
     parse_as_metadata,
+    parse_id_jag,
     parse_registration,
     parse_resource_metadata,
     parse_www_authenticate,
@@ -60,6 +64,7 @@ __all__ = [
     "LoopbackListener",
     "RefreshRejected",
     "authorize",
+    "authorize_enterprise",
     "discover",
     "probe",
     "refresh",
@@ -301,6 +306,17 @@ def _token_request(meta: AsMetadata, client: ClientInfo, form: dict[str, str]) -
     return answer.body
 
 
+def _new_state(server: str, disc: Discovery, client: ClientInfo) -> OAuthState:
+    """The state of a fresh authorization of ``server`` (tokens still to come)."""
+    return OAuthState(
+        server=server,
+        resource=disc.resource,
+        resource_indicator=disc.resource_indicator,
+        metadata=disc.metadata,
+        client=client,
+    )
+
+
 def _port_of(uri: str) -> int:
     try:
         return urlsplit(uri).port or 0
@@ -351,13 +367,7 @@ def authorize(
         client = existing.client  # re-authorising a machine client: same client, same grant
     if choose_grant(disc.metadata, client, grant) == GRANT_CLIENT_CREDENTIALS:
         assert client is not None  # choose_grant refuses client credentials without a client
-        result = OAuthState(
-            server=server,
-            resource=disc.resource,
-            resource_indicator=disc.resource_indicator,
-            metadata=disc.metadata,
-            client=replace(client, grant=GRANT_CLIENT_CREDENTIALS),
-        )
+        result = _new_state(server, disc, replace(client, grant=GRANT_CLIENT_CREDENTIALS))
         result = result.with_tokens(_client_credentials(result, wanted))
         oauth_store.save(result)
         return result
@@ -398,13 +408,7 @@ def authorize(
     }
     body = _token_request(disc.metadata, client, form)
     tokens = Tokens.from_response(body, Tokens(scope=" ".join(wanted)))
-    result = OAuthState(
-        server=server,
-        resource=disc.resource,
-        resource_indicator=disc.resource_indicator,
-        metadata=disc.metadata,
-        client=client,
-    ).with_tokens(tokens)
+    result = _new_state(server, disc, client).with_tokens(tokens)
     oauth_store.save(result)
     return result
 
@@ -416,6 +420,50 @@ def _client_credentials(state: OAuthState, scopes: Sequence[str]) -> Tokens:
         form["scope"] = " ".join(scopes)
     body = _token_request(state.metadata, state.client, form)
     return Tokens.from_response(body, Tokens(scope=" ".join(scopes)))
+
+
+def authorize_enterprise(
+    server: str,
+    server_url: str,
+    *,
+    id_token: str,
+    idp_token_endpoint: str,
+    client: ClientInfo,
+    idp_client: ClientInfo | None = None,
+    challenge: Challenge | None = None,
+    scopes: Sequence[str] | None = None,
+    trusted_origins: Sequence[str] = (),
+) -> OAuthState:
+    """Enterprise-managed authorization (SEP-990 "cross-app access"); save and return the state.
+
+    The user's identity provider ID token (``id_token``, from the
+    enterprise's SSO login) is exchanged at ``idp_token_endpoint`` for an
+    ID-JAG addressed to the MCP server's authorization server (RFC 8693),
+    and the ID-JAG is then presented there as a JWT bearer grant (RFC 7523
+    §2.1) by ``client``, the client the AS knows us as. No browser, no
+    signing on our side: both JWTs are made by the IdP. ``idp_client`` is
+    our client at the IdP (``client_id`` only, or with a secret).
+    """
+    disc = discover(server_url, challenge, trusted_origins=trusted_origins)
+    if not disc.metadata.supports_grant(GRANT_JWT_BEARER):
+        raise PluginError(
+            f"the authorization server {disc.metadata.issuer} does not accept the JWT bearer "
+            "grant that enterprise-managed authorization needs"
+        )
+    wanted = list(scopes) if scopes is not None else select_scopes(challenge, disc.prm)
+    form = id_jag_request(
+        id_token, audience=disc.metadata.issuer, resource=disc.resource_indicator, scopes=wanted
+    )
+    headers = client_auth(idp_client, form) if idp_client is not None else {}
+    answer = post_form(idp_token_endpoint, form, headers=headers)
+    if answer.status != 200:
+        raise PluginError(f"the identity provider's token exchange failed: {oauth_error(answer)}")
+    assertion = parse_id_jag(answer.body)
+    result = _new_state(server, disc, replace(client, grant=GRANT_JWT_BEARER))
+    body = _token_request(disc.metadata, result.client, jwt_bearer_request(assertion, wanted))
+    result = result.with_tokens(Tokens.from_response(body, Tokens(scope=" ".join(wanted))))
+    oauth_store.save(result)
+    return result
 
 
 def exchange_code(state: OAuthState, code: str, verifier: str) -> Tokens:

@@ -38,11 +38,14 @@ __all__ = [
     "challenge_from_headers",
     "choose_grant",
     "client_auth",
+    "id_jag_request",
+    "jwt_bearer_request",
     "legacy_default_metadata",
     "make_pkce",
     "make_state",
     "metadata_document_client",
     "parse_as_metadata",
+    "parse_id_jag",
     "parse_resource_metadata",
     "parse_www_authenticate",
     "registration_body",
@@ -54,6 +57,14 @@ PRM_WELL_KNOWN = "/.well-known/oauth-protected-resource"
 AS_WELL_KNOWN = "/.well-known/oauth-authorization-server"
 GRANT_CODE = "authorization_code"
 GRANT_CLIENT_CREDENTIALS = "client_credentials"
+# Enterprise-managed authorization (SEP-990, "cross-app access"): an IdP ID
+# token is exchanged (RFC 8693) for an Identity Assertion JWT Authorization
+# Grant (ID-JAG), which the MCP server's AS takes as a JWT bearer *grant*
+# (RFC 7523 §2.1). We only pass signed tokens along; we sign nothing.
+GRANT_TOKEN_EXCHANGE = "urn:ietf:params:oauth:grant-type:token-exchange"
+GRANT_JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer"
+TOKEN_TYPE_ID_TOKEN = "urn:ietf:params:oauth:token-type:id_token"
+TOKEN_TYPE_ID_JAG = "urn:ietf:params:oauth:token-type:id-jag"
 OIDC_WELL_KNOWN = "/.well-known/openid-configuration"
 
 # RFC 7230 token characters, and auth-param = token "=" ( token / quoted-string ).
@@ -461,7 +472,8 @@ class ClientInfo:
     redirect_uri: str = ""  # the loopback URI it was registered with ("" = pre-configured)
     scope: str = ""  # the scopes it was registered for
     registered: bool = True  # False for a pre-configured client (never re-registered)
-    grant: str = GRANT_CODE  # authorization_code (a user in a browser) | client_credentials
+    # authorization_code (a user in a browser) | client_credentials | jwt-bearer (SEP-990)
+    grant: str = GRANT_CODE
 
     def to_json(self) -> dict[str, Any]:
         """A dict for the token store."""
@@ -529,6 +541,47 @@ def metadata_document_client(url: str, redirect_uri: str) -> ClientInfo:
     return ClientInfo(
         client_id=url, auth_method="none", redirect_uri=redirect_uri, registered=False
     )
+
+
+def id_jag_request(
+    id_token: str, *, audience: str, resource: str, scopes: Sequence[str] = ()
+) -> dict[str, str]:
+    """The RFC 8693 token-exchange form that asks the IdP for an ID-JAG (SEP-990).
+
+    ``audience`` is the issuer of the MCP server's authorization server,
+    ``resource`` the MCP server (RFC 8707); the IdP decides by its policy.
+    """
+    if not id_token:
+        raise PluginError("no identity provider ID token to exchange")
+    form = {
+        "grant_type": GRANT_TOKEN_EXCHANGE,
+        "requested_token_type": TOKEN_TYPE_ID_JAG,
+        "subject_token": id_token,
+        "subject_token_type": TOKEN_TYPE_ID_TOKEN,
+        "audience": audience,
+        "resource": resource,
+    }
+    if scopes:
+        form["scope"] = " ".join(scopes)
+    return form
+
+
+def parse_id_jag(doc: Any) -> str:
+    """The ID-JAG from the IdP's token-exchange answer (RFC 8693 §2.2.1)."""
+    if not isinstance(doc, dict) or not isinstance(doc.get("access_token"), str):
+        raise PluginError("the identity provider's token exchange returned no token")
+    issued = doc.get("issued_token_type")
+    if issued != TOKEN_TYPE_ID_JAG:
+        raise PluginError(f"the identity provider issued {issued!r}, not an ID-JAG")
+    return str(doc["access_token"])
+
+
+def jwt_bearer_request(assertion: str, scopes: Sequence[str] = ()) -> dict[str, str]:
+    """The RFC 7523 §2.1 JWT bearer authorization grant form, presenting an ID-JAG."""
+    form = {"grant_type": GRANT_JWT_BEARER, "assertion": assertion}
+    if scopes:
+        form["scope"] = " ".join(scopes)
+    return form
 
 
 def preferred_auth_method(meta: AsMetadata) -> str:
