@@ -271,7 +271,55 @@ def _naming_file(cfg: Config, dotted: str) -> Iterator[None]:
         raise ConfigError(err.detail, file=file, line=err.line, key=key) from err
 
 
-def _tool_context(cfg: Config, workspace: Path, session: Session, headless: bool) -> ToolContext:
+def _scope_gate(roots: list[Path], workspace: Path, approver: EventApprover | None) -> Any:
+    """CFG-13/14: the run's write-scope gate; its questions reuse the tool-approval flow.
+
+    The four answers map onto once / this session / always (saved into the
+    project ``[sandbox].allow_write``) / deny. ``approver`` None = headless:
+    the gate refuses and names ``--add-dir``.
+    """
+    from reasonix import permission
+    from reasonix.config import paths, tomledit
+
+    answers = {
+        permission.ApprovalChoice.ONCE: permission.ScopeChoice.ONCE,
+        permission.ApprovalChoice.SESSION: permission.ScopeChoice.SESSION,
+        permission.ApprovalChoice.ALWAYS: permission.ScopeChoice.PROJECT,
+    }
+
+    def ask(request: Any) -> Any:
+        assert approver is not None
+        reason = request.justification + (f" — {request.warning}" if request.warning else "")
+        choice = approver(
+            permission.ApprovalRequest(
+                tool_name="write scope",
+                summary=f"make {request.path} writable",
+                args={"path": request.path},
+                choices=tuple(permission.ApprovalChoice),
+                suggested_rule=f"[sandbox].allow_write += {request.path}",
+                reason=reason,
+            )
+        )
+        return answers.get(choice, permission.ScopeChoice.DENY)
+
+    def persist(directory: str) -> None:
+        tomledit.append_to_array(workspace / "reasonix.toml", "sandbox", "allow_write", directory)
+
+    return permission.ScopeGate(
+        roots=[str(r) for r in roots],
+        protected=[str(paths.state_dir()), str(paths.home_dir())],
+        approver=ask if approver is not None else None,
+        persist=persist,
+    )
+
+
+def _tool_context(
+    cfg: Config,
+    workspace: Path,
+    session: Session,
+    headless: bool,
+    approver: EventApprover | None = None,
+) -> ToolContext:
     from reasonix.config import paths
     from reasonix.permission.sandbox import SandboxSettings
 
@@ -307,7 +355,10 @@ def _tool_context(cfg: Config, workspace: Path, session: Session, headless: bool
         config_dir=paths.home_dir(),
         headless=headless,
         # provider keys never reach the model's shell (a `printenv` would leak them)
-        extra={"secret_env": sorted({p.api_key_env for p in cfg.providers if p.api_key_env})},
+        extra={
+            "secret_env": sorted({p.api_key_env for p in cfg.providers if p.api_key_env}),
+            "write_scope": _scope_gate(roots, workspace, None if headless else approver),
+        },
     )
 
 
@@ -341,7 +392,7 @@ def build(args: argparse.Namespace, *, interactive: bool) -> RunSetup:
     try:
         approver = EventApprover()
         gate = _gate(cfg, args, approver if interactive else None, workspace)
-        ctx = _tool_context(cfg, workspace, session, headless=not interactive)
+        ctx = _tool_context(cfg, workspace, session, not interactive, approver)
         ctx.extra.update(memory_extra(cfg.permissions.mode, approver if interactive else None))
         memory = Memory.for_workspace(workspace)
         for tool in controller_tools(memory, workspace, lambda: current[0], cfg.tools.enabled):

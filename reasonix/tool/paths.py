@@ -31,6 +31,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 from reasonix.errors import PathDenied
 from reasonix.tool import ToolContext
@@ -174,12 +175,35 @@ def resolve_write(ctx: ToolContext, path: str | os.PathLike[str]) -> Path:
     roots = write_roots(ctx)
     if any(_under(real, r) for r in roots):
         return real
+    scope = ctx.extra.get("write_scope")
+    if scope is not None:
+        return _ask_for_scope(ctx, scope, path, real)
     listed = ", ".join(str(r) for r in roots) or "(none)"
     raise PathDenied(
         f"writing {os.fspath(path)!r} is not allowed: it resolves to {real}, outside the "
         f"writable roots ({listed}). Write inside the workspace, or ask the user to add the "
         "directory with --add-dir or [sandbox].allow_write."
     )
+
+
+def _ask_for_scope(
+    ctx: ToolContext, scope: Any, path: str | os.PathLike[str], real: Path
+) -> Path:
+    """CFG-13: ask (through the run's ScopeGate) to make the target's directory writable.
+
+    Headless runs have no approver, so the gate refuses and names ``--add-dir``.
+    A session or project grant also widens ``ctx.write_roots``, which the bash
+    sandbox shares, so later calls and sandboxed commands see the same scope.
+    """
+    directory = real.parent
+    while not directory.exists() and directory != directory.parent:
+        directory = directory.parent  # ask for what exists: the tool creates the rest
+    outcome = scope.request(str(directory), f"a file tool needs to write {os.fspath(path)}")
+    if not outcome.allowed:
+        raise PathDenied(f"writing {os.fspath(path)!r} is not allowed: {outcome.message}")
+    if scope.within(str(directory)) and directory not in ctx.write_roots:
+        ctx.write_roots.append(directory)  # granted for the session (or the project)
+    return real
 
 
 def _forbidding_entry(real: Path, lexical: Path, roots: list[Path]) -> Path | None:
