@@ -183,3 +183,25 @@ def test_a_slow_answer_does_not_block_the_reader() -> None:
     release.set()
     assert done.wait(5)
     client.close()
+
+
+def test_stateless_input_requests_are_answered_by_the_hook() -> None:
+    def peer(msg: Message, push: Callable[[Incoming], None]) -> None:
+        if not isinstance(msg, Request):
+            return
+        params = msg.params or {}
+        if msg.method == "server/discover":
+            push(Response(msg.id, {"supportedVersions": ["2026-07-28"], "capabilities": {}}))
+        elif "inputResponses" not in params:
+            ask = {"method": "elicitation/create", "params": {"requestedSchema": SCHEMA}}
+            push(Response(msg.id, {"resultType": "input_required", "inputRequests": {"q": ask}}))
+        else:
+            caps = params["_meta"]["io.modelcontextprotocol/clientCapabilities"]
+            push(Response(msg.id, {"answer": params["inputResponses"]["q"], "caps": caps}))
+
+    client = McpClient(MemoryTransport(peer), on_elicit=accept_defaults, name="srv")
+    client.connect(Cancel.with_timeout(5))
+    got = client.request("tools/call", {"name": "t"}, timeout=5)
+    client.close()
+    assert got["answer"] == {"action": "accept", "content": ALL_DEFAULTS}
+    assert got["caps"] == {"elicitation": {"form": {}}}

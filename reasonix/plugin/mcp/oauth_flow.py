@@ -278,7 +278,9 @@ def _register(meta: AsMetadata, redirect_uri: str, scopes: Sequence[str]) -> Cli
         )
     answer = post_json(meta.registration_endpoint, registration_body(meta, redirect_uri, scopes))
     if answer.status not in (200, 201):
-        raise PluginError(f"client registration failed: {oauth_error(answer)}")
+        raise PluginError(
+            f"client registration at {meta.registration_endpoint} failed: {oauth_error(answer)}"
+        )
     return parse_registration(answer.body, redirect_uri, scopes)
 
 
