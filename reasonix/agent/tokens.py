@@ -41,18 +41,28 @@ __all__ = [
 # Per-message framing (role markers, separators) that chat templates add.
 MESSAGE_OVERHEAD = 4
 
+
 # One pre-tokenizer piece per match, mirroring the cl100k split: an optional
 # leading symbol glued to a letter run, digit groups of up to three, symbol
 # runs with their trailing newlines, and whitespace. ``[^\W\d_]`` is
 # Python's spelling of "a Unicode letter".
-_PIECE = re.compile(
-    r"'(?:[sdmtSDMT]|ll|ve|re|LL|VE|RE)"
-    r"|(?P<word>(?:[^\r\n\w]|_)?[^\W\d_]+)"
-    r"|(?P<digits>\d{1,3})"
-    r"|(?P<symbols> ?(?:[^\s\w]|_)+[\r\n]*)"
-    r"|\s*[\r\n]|\s+(?!\S)|\s"
-)
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+@functools.cache
+def _piece_re() -> re.Pattern[str]:
+    """The piece splitter, compiled on first use (not at import)."""
+    return re.compile(
+        r"'(?:[sdmtSDMT]|ll|ve|re|LL|VE|RE)"
+        r"|(?P<word>(?:[^\r\n\w]|_)?[^\W\d_]+)"
+        r"|(?P<digits>\d{1,3})"
+        r"|(?P<symbols> ?(?:[^\s\w]|_)+[\r\n]*)"
+        r"|\s*[\r\n]|\s+(?!\S)|\s"
+    )
+
+
+@functools.cache
+def _cjk_re() -> re.Pattern[str]:
+    """CJK characters, compiled on first use (only non-ASCII words need it)."""
+    return re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+
 
 # Fitted constants (see module docstring). A CJK character costs a bit more
 # than one token in cl100k because rarer ideographs take two byte-level
@@ -66,7 +76,7 @@ _NON_ASCII_CHAR_COST = 0.5
 
 def _word_cost(word: str) -> float:
     ascii_letters = sum(1 for c in word if c < "\x80")
-    cjk = len(_CJK.findall(word)) if ascii_letters < len(word) else 0
+    cjk = len(_cjk_re().findall(word)) if ascii_letters < len(word) else 0
     other = len(word) - ascii_letters - cjk
     cost = cjk * _CJK_COST + other * _NON_ASCII_CHAR_COST
     if ascii_letters:
@@ -87,7 +97,7 @@ def estimate_text(text: str) -> int:
     if not text:
         return 0
     total = 0.0
-    for m in _PIECE.finditer(text):
+    for m in _piece_re().finditer(text):
         kind = m.lastgroup
         if kind == "word":
             word = m.group()

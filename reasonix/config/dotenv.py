@@ -9,6 +9,7 @@ from another source knows the user removed it on purpose.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -25,10 +26,16 @@ __all__ = [
     "update_dotenv",
 ]
 
-_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
-_ASSIGN = re.compile(r"\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=(.*)\Z")
-_TOMBSTONE = re.compile(r"\s*#\s*reasonix-cleared\s+([A-Za-z_][A-Za-z0-9_]*)\s*\Z")
-_PLAIN_VALUE = re.compile(r"[A-Za-z0-9_./:@+,=%^~-]*\Z")
+# Pattern sources; _rx compiles each on first use (not at import).
+_KEY = r"[A-Za-z_][A-Za-z0-9_]*\Z"
+_ASSIGN = r"\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=(.*)\Z"
+_TOMBSTONE = r"\s*#\s*reasonix-cleared\s+([A-Za-z_][A-Za-z0-9_]*)\s*\Z"
+_PLAIN_VALUE = r"[A-Za-z0-9_./:@+,=%^~-]*\Z"
+
+
+@functools.cache
+def _rx(source: str) -> re.Pattern[str]:
+    return re.compile(source)
 
 
 @dataclass
@@ -41,10 +48,10 @@ class DotEnv:
 
 def is_valid_key(key: str) -> bool:
     """True for shell-style names (letters, digits, underscore; no leading digit)."""
-    return bool(_KEY.match(key))
+    return bool(_rx(_KEY).match(key))
 
 
-_DQ_ESCAPE = re.compile(r"\\(.)")
+_DQ_ESCAPE = r"\\(.)"
 _ESCAPES = {"n": "\n", "\\": "\\", '"': '"', "$": "$", "`": "`"}
 
 
@@ -53,22 +60,22 @@ def _unescape(match: re.Match[str]) -> str:
     return _ESCAPES.get(match.group(1), match.group(0))
 
 
-_QUOTED = re.compile(r"'([^']*)'" r'|"((?:[^"\\]|\\.)*)"')
-_TRAILING_COMMENT = re.compile(r"\s*(?:#.*)?\Z")
+_QUOTED = r"'([^']*)'" r'|"((?:[^"\\]|\\.)*)"'
+_TRAILING_COMMENT = r"\s*(?:#.*)?\Z"
 
 
 def _unquote(raw: str) -> str:
     value = raw.strip()
-    quoted = _QUOTED.match(value)
+    quoted = _rx(_QUOTED).match(value)
     # A quoted value may be followed by a comment: KEY="a b" # note
-    if quoted and _TRAILING_COMMENT.match(value, quoted.end()):
+    if quoted and _rx(_TRAILING_COMMENT).match(value, quoted.end()):
         if quoted.group(1) is not None:
             return quoted.group(1)
-        return _DQ_ESCAPE.sub(_unescape, quoted.group(2))
+        return _rx(_DQ_ESCAPE).sub(_unescape, quoted.group(2))
     if len(value) >= 2 and value[0] == value[-1] == "'":
         return value[1:-1]
     if len(value) >= 2 and value[0] == value[-1] == '"':
-        return _DQ_ESCAPE.sub(_unescape, value[1:-1])
+        return _rx(_DQ_ESCAPE).sub(_unescape, value[1:-1])
     if value.startswith(("'", '"')):
         # Unterminated quote: keep the text rather than guessing where it ends.
         return value
@@ -81,14 +88,14 @@ def parse_dotenv(text: str) -> DotEnv:
     """Parse ``.env`` text. Lines that are not assignments are ignored, not fatal."""
     env = DotEnv()
     for line in text.splitlines():
-        tomb = _TOMBSTONE.match(line)
+        tomb = _rx(_TOMBSTONE).match(line)
         if tomb:
             env.cleared.add(tomb.group(1))
             continue
         stripped = line.strip()
         if not stripped or stripped.startswith("#"):
             continue
-        match = _ASSIGN.match(line)
+        match = _rx(_ASSIGN).match(line)
         if match:
             env.values[match.group(1)] = _unquote(match.group(2))
             env.cleared.discard(match.group(1))
@@ -113,7 +120,7 @@ def read_dotenv(path: Path) -> DotEnv:
 
 
 def _format(key: str, value: str) -> str:
-    if _PLAIN_VALUE.match(value):
+    if _rx(_PLAIN_VALUE).match(value):
         return f"{key}={value}"
     escaped = value.replace("\\", "\\\\").replace('"', '\\"').replace("$", "\\$")
     escaped = escaped.replace("`", "\\`")
@@ -157,10 +164,10 @@ def update_dotenv(
     out: list[str] = []
     written: set[str] = set()
     for line in old.splitlines():
-        tomb = _TOMBSTONE.match(line)
+        tomb = _rx(_TOMBSTONE).match(line)
         if tomb and (tomb.group(1) in set_values or tomb.group(1) in to_clear):
             continue  # re-emitted below (clear) or obsolete (set)
-        match = None if tomb else _ASSIGN.match(line)
+        match = None if tomb else _rx(_ASSIGN).match(line)
         if match:
             key = match.group(1)
             if key in to_clear:

@@ -8,6 +8,7 @@ are found after parsing (a value out of range, a wrong type).
 
 from __future__ import annotations
 
+import functools
 import re
 import sys
 from typing import Any
@@ -23,12 +24,19 @@ __all__ = ["TOMLDecodeError", "find_key_line", "loads", "split_header"]
 
 TOMLDecodeError = tomllib.TOMLDecodeError
 
-_AT_LINE = re.compile(r"\s*\(at line (\d+), column (\d+)\)\s*$")
-_AT_END = re.compile(r"\s*\(at end of document\)\s*$")
-_HEADER = re.compile(r"^\s*(\[\[?)\s*([^\[\]]+?)\s*(\]\]?)\s*(#.*)?$")
-_KEYVAL = re.compile(
-    r"""^\s*((?:[A-Za-z0-9_-]+|"[^"]*"|'[^']*')(?:\s*\.\s*(?:[A-Za-z0-9_-]+|"[^"]*"|'[^']*'))*)\s*="""
+# Pattern sources; _rx compiles each on first use (errors and key lookups only).
+_AT_LINE = r"\s*\(at line (\d+), column (\d+)\)\s*$"
+_AT_END = r"\s*\(at end of document\)\s*$"
+_HEADER = r"^\s*(\[\[?)\s*([^\[\]]+?)\s*(\]\]?)\s*(#.*)?$"
+_KEYVAL = (
+    r"""^\s*((?:[A-Za-z0-9_-]+|"[^"]*"|'[^']*')"""
+    r"""(?:\s*\.\s*(?:[A-Za-z0-9_-]+|"[^"]*"|'[^']*'))*)\s*="""
 )
+
+
+@functools.cache
+def _rx(source: str) -> re.Pattern[str]:
+    return re.compile(source)
 
 
 def loads(text: str, file: str) -> dict[str, Any]:
@@ -42,13 +50,13 @@ def loads(text: str, file: str) -> dict[str, Any]:
     except tomllib.TOMLDecodeError as exc:
         message = str(exc)
         line: int | None = getattr(exc, "lineno", None)
-        match = _AT_LINE.search(message)
+        match = _rx(_AT_LINE).search(message)
         if match:
             line = line or int(match.group(1))
             message = message[: match.start()]
-        elif _AT_END.search(message):
+        elif _rx(_AT_END).search(message):
             line = line or text.count("\n") + 1
-            message = _AT_END.sub("", message)
+            message = _rx(_AT_END).sub("", message)
         if hasattr(exc, "msg"):  # 3.14 keeps the bare message apart
             message = str(exc.msg)
         raise ConfigError(f"invalid TOML: {message}", file=file, line=line) from None
@@ -67,7 +75,7 @@ def _split_dotted(key: str) -> list[str]:
 
 def split_header(line: str) -> tuple[str, bool] | None:
     """``(table name, is_array)`` when ``line`` is a table header, else None."""
-    match = _HEADER.match(line)
+    match = _rx(_HEADER).match(line)
     if not match or len(match.group(1)) != len(match.group(3)):
         return None
     return ".".join(_split_dotted(match.group(2))), match.group(1) == "[["
@@ -75,7 +83,7 @@ def split_header(line: str) -> tuple[str, bool] | None:
 
 def key_of(line: str) -> list[str] | None:
     """The dotted key parts when ``line`` starts a ``key = value`` pair."""
-    match = _KEYVAL.match(line)
+    match = _rx(_KEYVAL).match(line)
     return _split_dotted(match.group(1)) if match else None
 
 

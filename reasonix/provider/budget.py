@@ -22,6 +22,7 @@ Terms:
 
 from __future__ import annotations
 
+import functools
 import re
 
 from reasonix.errors import ProviderAPIError
@@ -139,33 +140,39 @@ def needs_compaction(
 
 # -- learning from 400 bodies ------------------------------------------------------
 
-_OUTPUT_FIELD = re.compile(
-    r"max_tokens|max_output_tokens|max_completion_tokens|output tokens|completion tokens",
-    re.IGNORECASE,
-)
-_LIMIT_PATTERNS = [
-    # OpenAI: "This model supports at most 16384 completion tokens"
-    re.compile(r"supports at most (\d+) (?:completion|output) tokens", re.IGNORECASE),
-    # DeepSeek: "the valid range of max_tokens is [1, 8192]"
-    re.compile(r"valid range of \w+ is \[\s*\d+\s*,\s*(\d+)\s*\]", re.IGNORECASE),
-    # Anthropic: "max_tokens: 100000 > 64000, which is the maximum allowed"
-    re.compile(r"max_tokens:\s*\d+\s*>\s*(\d+)", re.IGNORECASE),
-    # Generic: "max_tokens must be at most 4096", "… less than or equal to `8192`"
-    re.compile(
-        r"(?:max_tokens|max_output_tokens|max_completion_tokens)\b[^\d]{0,60}?"
-        r"(?:at most|less than or equal to|<=|maximum(?: value)?(?: is| of)?)\D{0,3}(\d+)",
+
+@functools.cache
+def _limit_patterns() -> tuple[re.Pattern[str], list[re.Pattern[str]]]:
+    """The output-field test and the limit patterns, compiled on first use (not at import)."""
+    output_field = re.compile(
+        r"max_tokens|max_output_tokens|max_completion_tokens|output tokens|completion tokens",
         re.IGNORECASE,
-    ),
-    # "maximum output tokens is 32768" / "max output tokens: 8192"
-    re.compile(r"max(?:imum)? (?:output|completion) tokens(?: is|:)?\s*(\d+)", re.IGNORECASE),
-]
+    )
+    limits = [
+        # OpenAI: "This model supports at most 16384 completion tokens"
+        re.compile(r"supports at most (\d+) (?:completion|output) tokens", re.IGNORECASE),
+        # DeepSeek: "the valid range of max_tokens is [1, 8192]"
+        re.compile(r"valid range of \w+ is \[\s*\d+\s*,\s*(\d+)\s*\]", re.IGNORECASE),
+        # Anthropic: "max_tokens: 100000 > 64000, which is the maximum allowed"
+        re.compile(r"max_tokens:\s*\d+\s*>\s*(\d+)", re.IGNORECASE),
+        # Generic: "max_tokens must be at most 4096", "… less than or equal to `8192`"
+        re.compile(
+            r"(?:max_tokens|max_output_tokens|max_completion_tokens)\b[^\d]{0,60}?"
+            r"(?:at most|less than or equal to|<=|maximum(?: value)?(?: is| of)?)\D{0,3}(\d+)",
+            re.IGNORECASE,
+        ),
+        # "maximum output tokens is 32768" / "max output tokens: 8192"
+        re.compile(r"max(?:imum)? (?:output|completion) tokens(?: is|:)?\s*(\d+)", re.IGNORECASE),
+    ]
+    return output_field, limits
 
 
 def learned_output_limit(body: str) -> int | None:
     """The output-token limit a 400 body names, or None when it names none (D10)."""
-    if not _OUTPUT_FIELD.search(body):
+    output_field, limits = _limit_patterns()
+    if not output_field.search(body):
         return None
-    for pattern in _LIMIT_PATTERNS:
+    for pattern in limits:
         m = pattern.search(body)
         if m:
             value = int(m.group(1))

@@ -186,9 +186,7 @@ def resolve_write(ctx: ToolContext, path: str | os.PathLike[str]) -> Path:
     )
 
 
-def _ask_for_scope(
-    ctx: ToolContext, scope: Any, path: str | os.PathLike[str], real: Path
-) -> Path:
+def _ask_for_scope(ctx: ToolContext, scope: Any, path: str | os.PathLike[str], real: Path) -> Path:
     """CFG-13: ask (through the run's ScopeGate) to make the target's directory writable.
 
     Headless runs have no approver, so the gate refuses and names ``--add-dir``.

@@ -25,6 +25,7 @@ two-character word.
 
 from __future__ import annotations
 
+import functools
 import heapq
 import math
 import re
@@ -44,10 +45,20 @@ _CJK_RANGES = (
     "\uac00-\ud7af"  # hangul syllables
     "\uf900-\ufaff"  # compatibility ideographs
 )
-# A token is a CJK run or an identifier-ish run of letters/digits/underscores.
-_TOKEN = re.compile(rf"([{_CJK_RANGES}]+)|([^\W{_CJK_RANGES}]+)")
-# Parts of an identifier: ABBRWord → ABBR + Word, camelCase → camel + Case, digits apart.
-_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+|[^\W\d_]+")
+
+
+@functools.cache
+def _patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """The token and identifier-part patterns, compiled on first use (not at import).
+
+    A token is a CJK run or an identifier-ish run of letters/digits/underscores;
+    the parts of an identifier: ABBRWord → ABBR + Word, camelCase → camel + Case,
+    digits apart.
+    """
+    token = re.compile(rf"([{_CJK_RANGES}]+)|([^\W{_CJK_RANGES}]+)")
+    part = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+|[^\W\d_]+")
+    return token, part
+
 
 STOP_WORDS = frozenset(
     (
@@ -146,7 +157,8 @@ STOP_WORDS = frozenset(
 def tokenize(text: str) -> list[str]:
     """Index terms of ``text`` (see module docstring)."""
     out: list[str] = []
-    for m in _TOKEN.finditer(text):
+    token_re, part_re = _patterns()
+    for m in token_re.finditer(text):
         cjk, word = m.group(1), m.group(2)
         if cjk:
             if len(cjk) == 1:
@@ -155,7 +167,7 @@ def tokenize(text: str) -> list[str]:
                 out.extend(cjk[i : i + 2] for i in range(len(cjk) - 1))
             continue
         whole = word.lower().strip("_")
-        parts = [p.lower() for p in _PART.findall(word)]
+        parts = [p.lower() for p in part_re.findall(word)]
         if whole:
             out.append(whole)
         if len(parts) > 1:

@@ -9,7 +9,6 @@ the global one is dropped — the project knows its own business best.
 
 from __future__ import annotations
 
-import calendar
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -32,6 +31,8 @@ _DAY = 86400.0
 
 def freshness(fact: Fact, now: float) -> float:
     """1.0 while fresh, sliding to 0.5 at the stale age, 0.25 beyond it."""
+    import calendar  # with datetime and locale: only ranking facts needs it, not import
+
     fresh, stale = FRESHNESS_DAYS.get(fact.type, (30, 180))
     try:
         updated = calendar.timegm(time.strptime(fact.updated_at, "%Y-%m-%dT%H:%M:%SZ"))

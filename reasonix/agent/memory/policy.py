@@ -18,6 +18,7 @@ outlives the session. The rules:
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -32,12 +33,13 @@ __all__ = [
 
 MAX_AUTO_FACT_CHARS = 1200  # "bounded": fits comfortably in the 2400-character recall budget
 
-_SENSITIVE: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("private key", re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----")),
-    ("bearer token", re.compile(r"(?i)\bbearer\s+[A-Za-z0-9._~+/=-]{16,}")),
+# Secret shapes, as (name, pattern source); compiled on first use by _sensitive().
+_SENSITIVE_SOURCES: tuple[tuple[str, str], ...] = (
+    ("private key", r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----"),
+    ("bearer token", r"(?i)\bbearer\s+[A-Za-z0-9._~+/=-]{16,}"),
     (
         "API key",
-        re.compile(
+        (
             r"\b(?:sk-(?:ant-|proj-)?[A-Za-z0-9_-]{16,}|gh[pousr]_[A-Za-z0-9]{20,}"
             r"|github_pat_[A-Za-z0-9_]{20,}|AKIA[0-9A-Z]{16}|xox[abprs]-[A-Za-z0-9-]{10,}"
             r"|AIza[0-9A-Za-z_-]{35}|glpat-[A-Za-z0-9_-]{20,})"
@@ -45,7 +47,7 @@ _SENSITIVE: tuple[tuple[str, re.Pattern[str]], ...] = (
     ),
     (
         "credential assignment",
-        re.compile(
+        (
             r"(?i)(?<![a-z])(?:password|passwd|pwd|passphrase|secret|api[_-]?key|access[_-]?token"
             r"|auth[_-]?token|client[_-]?secret)\b\s*[:=]\s*['\"]?[^\s'\"]{4,}"
         ),
@@ -53,9 +55,14 @@ _SENSITIVE: tuple[tuple[str, re.Pattern[str]], ...] = (
 )
 
 
+@functools.cache
+def _sensitive() -> tuple[tuple[str, re.Pattern[str]], ...]:
+    return tuple((name, re.compile(src)) for name, src in _SENSITIVE_SOURCES)
+
+
 def find_sensitive(text: str) -> list[str]:
     """Names of the secret shapes found in ``text`` (empty when none)."""
-    return [name for name, pattern in _SENSITIVE if pattern.search(text)]
+    return [name for name, pattern in _sensitive() if pattern.search(text)]
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,6 @@ or line endings differ, because that is the usual cause.
 
 from __future__ import annotations
 
-import difflib
 import re
 
 from reasonix.errors import ToolError
@@ -93,6 +92,8 @@ def _not_found(text: str, old_string: str) -> str:
 
 
 def _closest_lines(lines: list[str], probe: str) -> list[tuple[int, str]]:
+    import difflib  # only a failed match needs it: not at import
+
     stripped = [ln.strip() for ln in lines]
     matcher = difflib.SequenceMatcher(autojunk=False)
     matcher.set_seq2(probe.strip())

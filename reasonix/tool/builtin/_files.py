@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import codecs
 import contextlib
-import difflib
 import os
 import re
 import secrets
@@ -172,6 +171,8 @@ def near_names(path: Path) -> str:
         names = os.listdir(path.parent)
     except OSError:
         return ""
+    import difflib  # only on a miss: not at import
+
     close = difflib.get_close_matches(path.name, names, n=3, cutoff=0.6)
     return f" (did you mean: {', '.join(close)}?)" if close else ""
 
@@ -319,6 +320,8 @@ def resolve_edit(ctx: ToolContext, path: str) -> tuple[Path, str]:
 
 def unified_diff(before: str, after: str, shown: str, limit_lines: int = 200) -> str:
     """A unified diff of two texts, capped at ``limit_lines`` lines."""
+    import difflib  # only the editing tools' results need it: not at import
+
     lines = list(
         difflib.unified_diff(
             before.replace("\r\n", "\n").splitlines(keepends=True),

@@ -9,6 +9,7 @@ with read_file or grep.
 from __future__ import annotations
 
 import ast
+import functools
 import os
 import re
 from typing import Any
@@ -55,73 +56,71 @@ SCHEMA: dict[str, Any] = {
 }
 
 _I = r"[A-Za-z_$][\w$]*"
-_JS = [
-    re.compile(rf"^\s*(?:export\s+)?(?:default\s+)?(?:abstract\s+)?class\s+({_I})"),
-    re.compile(rf"^\s*(?:export\s+)?(?:default\s+)?(?:async\s+)?function\s*\*?\s*({_I})\s*\("),
-    re.compile(rf"^\s*(?:export\s+)?(?:declare\s+)?(?:interface|enum|namespace)\s+({_I})"),
-    re.compile(rf"^\s*(?:export\s+)?type\s+({_I})\s*(?:<[^=]*>)?\s*="),
-    re.compile(
+_JS: tuple[str, ...] = (
+    rf"^\s*(?:export\s+)?(?:default\s+)?(?:abstract\s+)?class\s+({_I})",
+    rf"^\s*(?:export\s+)?(?:default\s+)?(?:async\s+)?function\s*\*?\s*({_I})\s*\(",
+    rf"^\s*(?:export\s+)?(?:declare\s+)?(?:interface|enum|namespace)\s+({_I})",
+    rf"^\s*(?:export\s+)?type\s+({_I})\s*(?:<[^=]*>)?\s*=",
+    (
         rf"^\s*(?:export\s+)?(?:const|let|var)\s+({_I})\s*(?::[^=]+)?=\s*"
         rf"(?:async\s+)?(?:function\b|\([^)]*\)\s*(?::[^=]+)?=>|{_I}\s*=>)"
     ),
-    re.compile(
+    (
         rf"^\s+(?:(?:public|private|protected|static|async|readonly|override|get|set)\s+)*"
         rf"(?!(?:if|for|while|switch|catch|return|function)\b)({_I})\s*(?:<[^>]*>)?\([^;]*\)"
         rf"\s*(?::[^{{;]+)?\{{\s*$"
     ),
-]
-_GO = [
-    re.compile(r"^func\s+(?:\([^)]*\)\s*)?(\w+)\s*[\[(]"),
-    re.compile(r"^type\s+(\w+)\s+"),
-]
-_RUST = [
-    re.compile(
+)
+_GO: tuple[str, ...] = (
+    r"^func\s+(?:\([^)]*\)\s*)?(\w+)\s*[\[(]",
+    r"^type\s+(\w+)\s+",
+)
+_RUST: tuple[str, ...] = (
+    (
         r"^\s*(?:pub(?:\([^)]*\))?\s+)?(?:(?:async|const|unsafe|extern\s+\"[^\"]*\")\s+)*"
         r"(?:fn|struct|enum|trait|union|mod|type)\s+(\w+)"
     ),
-    re.compile(r"^\s*(impl(?:<[^>]*>)?\s+[^{]+?)\s*(?:where\b.*)?\{?\s*$"),
-    re.compile(r"^\s*macro_rules!\s*(\w+)"),
-]
-_JAVA = [
-    re.compile(
+    r"^\s*(impl(?:<[^>]*>)?\s+[^{]+?)\s*(?:where\b.*)?\{?\s*$",
+    r"^\s*macro_rules!\s*(\w+)",
+)
+_JAVA: tuple[str, ...] = (
+    (
         r"^\s*(?:(?:public|private|protected|static|final|abstract|sealed|non-sealed|"
         r"partial|internal|data|open|inline)\s+)*(?:class|interface|enum|record|@interface|"
         r"object|struct)\s+(\w+)"
     ),
-    re.compile(
+    (
         r"^\s*(?:(?:public|private|protected|static|final|abstract|synchronized|native|"
         r"override|virtual|async|internal|default)\s+)+[\w<>\[\],.? ]+?\s+(\w+)\s*\([^;]*$"
     ),
-    re.compile(
+    (
         r"^\s*(?:(?:public|private|protected|internal|override|open)\s+)*fun\s+(?:<[^>]*>\s*)?(?:[\w.]+\.)?(\w+)\s*\("
     ),
-]
-_C = [
-    re.compile(
-        r"^(?:template\s*<.*>\s*)?(?:class|struct|union|enum(?:\s+class)?|namespace)\s+(\w+)[^;]*$"
-    ),
-    re.compile(
+)
+_C: tuple[str, ...] = (
+    (r"^(?:template\s*<.*>\s*)?(?:class|struct|union|enum(?:\s+class)?|namespace)\s+(\w+)[^;]*$"),
+    (
         r"^(?!\s)(?!(?:if|for|while|switch|return|else|typedef)\b)[\w:<>,*&\s~]+?[\s*&]((?:\w+::)*~?\w+)\s*\([^;]*$"
     ),
-    re.compile(r"^#define\s+(\w+)"),
-]
-_RUBY = [
-    re.compile(r"^\s*(?:class|module)\s+([\w:]+)"),
-    re.compile(r"^\s*def\s+((?:self\.)?[\w?!=\[\]<>+-]+)"),
-]
-_SWIFT = [
-    re.compile(
+    r"^#define\s+(\w+)",
+)
+_RUBY: tuple[str, ...] = (
+    r"^\s*(?:class|module)\s+([\w:]+)",
+    r"^\s*def\s+((?:self\.)?[\w?!=\[\]<>+-]+)",
+)
+_SWIFT: tuple[str, ...] = (
+    (
         r"^\s*(?:(?:public|private|fileprivate|internal|open|final|static|class|override|"
         r"mutating|@\w+)\s+)*(?:func|class|struct|enum|protocol|extension|actor)\s+([\w.]+)"
     ),
-]
-_PHP = [
-    re.compile(r"^\s*(?:(?:abstract|final|readonly)\s+)*(?:class|interface|trait|enum)\s+(\w+)"),
-    re.compile(r"^\s*(?:(?:public|private|protected|static|abstract|final)\s+)*function\s+&?(\w+)"),
-]
-_PY_FALLBACK = [re.compile(r"^\s*(?:async\s+)?(?:def|class)\s+(\w+)")]
+)
+_PHP: tuple[str, ...] = (
+    r"^\s*(?:(?:abstract|final|readonly)\s+)*(?:class|interface|trait|enum)\s+(\w+)",
+    r"^\s*(?:(?:public|private|protected|static|abstract|final)\s+)*function\s+&?(\w+)",
+)
+_PY_FALLBACK: tuple[str, ...] = (r"^\s*(?:async\s+)?(?:def|class)\s+(\w+)",)
 
-_BY_EXT: dict[str, list[re.Pattern[str]]] = {}
+_BY_EXT: dict[str, tuple[str, ...]] = {}
 for _exts, _rules in (
     (("js", "jsx", "mjs", "cjs", "ts", "tsx", "mts", "cts", "vue", "svelte"), _JS),
     (("go",), _GO),
@@ -164,7 +163,14 @@ def _py_symbols(source: str) -> list[Symbol]:
     return out
 
 
-def _regex_symbols(source: str, rules: list[re.Pattern[str]]) -> list[Symbol]:
+@functools.cache
+def _compiled(sources: tuple[str, ...]) -> list[re.Pattern[str]]:
+    """One language's line patterns, compiled on first use (not at import)."""
+    return [re.compile(src) for src in sources]
+
+
+def _regex_symbols(source: str, sources: tuple[str, ...]) -> list[Symbol]:
+    rules = _compiled(sources)
     out: list[Symbol] = []
     indents: list[int] = []  # indentation of the enclosing symbols: depth = nesting level
     for lineno, line in enumerate(source.splitlines(), 1):

@@ -8,7 +8,6 @@ this tool works on cells and re-serialises the notebook the way Jupyter does
 from __future__ import annotations
 
 import json
-import uuid
 from typing import Any
 
 from reasonix.errors import ToolError
@@ -109,6 +108,8 @@ def _new_cell(nb: dict[str, Any], cell_type: str, source: str) -> dict[str, Any]
     cell: dict[str, Any] = {"cell_type": cell_type, "metadata": {}, "source": []}
     # Cell ids exist from nbformat 4.5 on; add one when the notebook uses them.
     if nb.get("nbformat_minor", 0) >= 5 or any("id" in c for c in nb["cells"]):
+        import uuid  # not at import: uuid loads platform and _uuid
+
         cell["id"] = uuid.uuid4().hex[:8]
     cell["source"] = _source_lines(source)
     _set_type(cell, cell_type)

@@ -24,7 +24,6 @@ from urllib.parse import urljoin, urlsplit
 from reasonix.errors import ToolError
 from reasonix.tool import ToolContext, ToolResult, register_builtin
 from reasonix.tool.base import FunctionTool
-from reasonix.tool.builtin._html import html_to_text, looks_like_html
 
 __all__ = ["MAX_BYTES", "MAX_REDIRECTS", "TOOL", "fetch"]
 
@@ -211,6 +210,9 @@ def _web_fetch(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     if not text_like or b"\x00" in body[:4096]:
         return ToolResult(content=f"{head}\n\n(binary content not shown)", is_error=status >= 400)
     text = body.decode(_charset(headers, body), errors="replace")
+    # html.parser and its entity tables load only when a page is fetched.
+    from reasonix.tool.builtin._html import html_to_text, looks_like_html
+
     if ctype == "text/html" or ctype == "application/xhtml+xml" or looks_like_html(text):
         text = html_to_text(text, final)
     text = text.strip() or "(empty body)"
