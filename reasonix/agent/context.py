@@ -19,7 +19,7 @@ The loop talks to one :class:`ContextManager` per session::
 
 ``prepare`` raises :class:`~reasonix.errors.CompactionRequired` when the
 request is over the hard limit (the context window) and no automatic remedy
-is left; ``/compact`` and ``reasonix run --compact`` call :meth:`compact`.
+is left; ``/compact`` and ``reasonix run -c --compact`` call :meth:`compact`.
 After ``prepare``/``on_overflow``/``compact``, :attr:`ContextManager.last_result`
 describes what maintenance did (None when nothing), for the loop's
 compaction event.
@@ -405,5 +405,5 @@ def _required_text(result: MaintenanceResult) -> str:
     why = f" ({result.detail})" if result.detail else ""
     return (
         f"context: about {result.tokens_after} tokens still exceed the limit after "
-        f"maintenance{why}; run /compact (or `reasonix run --compact`) to summarise"
+        f"maintenance{why}; run /compact (or `reasonix run -c --compact`) to summarise"
     )

@@ -39,8 +39,12 @@ def execute(args: argparse.Namespace) -> int:
     """Run one memory action and print its result."""
     from reasonix.agent.memory import commands as c
     from reasonix.agent.memory.catalog import Memory
+    from reasonix.errors import UsageError
 
-    memory = Memory.for_workspace(Path(args.dir).resolve())
+    workspace = Path(args.dir).expanduser()
+    if not workspace.is_dir():
+        raise UsageError(f"--dir {args.dir}: not a directory")
+    memory = Memory.for_workspace(workspace.resolve())
     action = args.memory_command or "list"
     if action == "list":
         out = c.list_facts(memory, getattr(args, "scope", "all"))

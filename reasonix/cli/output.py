@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import IO, Any
 
@@ -77,14 +77,22 @@ _LIFECYCLE = frozenset(
 _SECRET_FIELDS = frozenset({"text", "arguments", "content", "message"})
 
 
-def redacted_event(event: Event) -> dict[str, Any] | None:
-    """The ``--events-jsonl`` form: lifecycle only — no prompts, arguments, outputs or paths."""
+def redacted_event(event: Event, tools: Collection[str] | None = None) -> dict[str, Any] | None:
+    """The ``--events-jsonl`` form: lifecycle only — no prompts, arguments, outputs or paths.
+
+    ``tools`` names the run's registered tools; any other tool name (one the
+    model made up, which is model output and may quote the prompt) is logged
+    as ``"(unknown)"``. None keeps every name.
+    """
     if isinstance(event, Done):
         return {"event": "done", "reason": event.reason, "steps": event.steps}
     obj = event_json(event)
     if obj is None or obj["type"] not in _LIFECYCLE:
         return None
     kind = obj.pop("type")
+    for key in ("name", "tool"):
+        if key in obj and tools is not None and obj[key] not in tools:
+            obj[key] = "(unknown)"
     return {"event": kind, **{k: v for k, v in obj.items() if k not in _SECRET_FIELDS}}
 
 

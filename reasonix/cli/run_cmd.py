@@ -6,8 +6,10 @@ result object; ``stream-json`` prints one JSON event per line, then the result
 object. In the structured modes the result object is printed even when the
 run fails, and this module picks the exit code itself (0 ok, 1 runtime, 2 usage).
 
-Ctrl-C cancels the turn (the in-flight request and tool); a second Ctrl-C
-exits at once. Either way the transcript stays loadable.
+Ctrl-C (or SIGTERM) cancels the turn (the in-flight request and tool); a
+second one exits at once. Either way the transcript stays loadable and the
+structured modes still print the result object; so does a usage error that
+argparse finds in the flags.
 """
 
 from __future__ import annotations
@@ -19,12 +21,13 @@ import sys
 import threading
 import time
 from types import FrameType
-from typing import IO, Any
+from typing import IO, Any, NoReturn
 
 from reasonix.agent.events import (
     Done,
     Error,
     Event,
+    Notice,
     Runner,
     StepStart,
     TextDelta,
@@ -51,6 +54,22 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--events-jsonl", metavar="FILE", help="redacted lifecycle events")
     parser.add_argument("--metrics", metavar="FILE", help="write run metrics as JSON")
     add_run_flags(parser)
+    parser.error = lambda message: _flag_error(parser, message)  # type: ignore[method-assign]
+
+
+def _flag_error(parser: argparse.ArgumentParser, message: str) -> NoReturn:
+    """argparse's error exit (code 2), plus the result object when the flags ask for JSON."""
+    sniff = argparse.ArgumentParser(add_help=False, exit_on_error=False)
+    sniff.add_argument("--output-format", choices=("text", "json", "stream-json"))
+    sniff.add_argument("--json", action="store_true")
+    try:
+        fmt = _format(sniff.parse_known_args(sys.argv[1:])[0])
+    except (argparse.ArgumentError, SystemExit):
+        fmt = "text"
+    if fmt != "text":
+        outcome = RunOutcome(reason="error", error=message, error_type="UsageError")
+        _emit_line(result_object(outcome, Telemetry(), 0, None))
+    argparse.ArgumentParser.error(parser, message)
 
 
 def _format(args: argparse.Namespace) -> str:
@@ -59,31 +78,39 @@ def _format(args: argparse.Namespace) -> str:
     return "json" if args.json else "text"
 
 
-class _Interrupts:
-    """SIGINT: the first cancels the turn, the second raises KeyboardInterrupt."""
+_SIGNALS = (signal.SIGINT, getattr(signal, "SIGTERM", signal.SIGINT))
 
-    def __init__(self, cancel: Cancel) -> None:
+
+class _Interrupts:
+    """SIGINT/SIGTERM: the first cancels the turn, the next raises KeyboardInterrupt.
+
+    Without a ``cancel`` token (outside the turn) the first one raises at once.
+    """
+
+    def __init__(self, cancel: Cancel | None) -> None:
         self.cancel = cancel
         self.count = 0
-        self.previous: Any = None
+        self.previous: dict[int, Any] = {}
 
     def __enter__(self) -> _Interrupts:
-        # Only the main thread may set handlers; an ignored SIGINT (nohup, `&`) stays ignored.
-        main = threading.current_thread() is threading.main_thread()
-        if main and signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
-            self.previous = signal.signal(signal.SIGINT, self._handle)
+        # Only the main thread may set handlers; an ignored signal (nohup, `&`) stays ignored.
+        if threading.current_thread() is threading.main_thread():
+            for sig in dict.fromkeys(_SIGNALS):
+                if signal.getsignal(sig) is not signal.SIG_IGN:
+                    self.previous[sig] = signal.signal(sig, self._handle)
         return self
 
     def _handle(self, signum: int, frame: FrameType | None) -> None:
         self.count += 1
-        if self.count == 1:
-            self.cancel.cancel("interrupted (Ctrl-C)")
+        if self.count == 1 and self.cancel is not None:
+            why = "Ctrl-C" if signum == signal.SIGINT else "SIGTERM"
+            self.cancel.cancel(f"interrupted ({why})")
             return
         raise KeyboardInterrupt
 
     def __exit__(self, *exc: object) -> None:
-        if self.previous is not None:
-            signal.signal(signal.SIGINT, self.previous)
+        for sig, previous in self.previous.items():
+            signal.signal(sig, previous)
 
 
 def execute(args: argparse.Namespace) -> int:
@@ -96,9 +123,12 @@ def execute(args: argparse.Namespace) -> int:
     setup: RunSetup | None = None
     code = 1
     log = EventLog(None)
+    guard = _Interrupts(None).__enter__()  # a signal outside the turn stops the run at once
     try:
         log = _open_log(args.events_jsonl)
         prompt = args.print_prompt or read_prompt(args.prompt)
+        if getattr(args, "compact", False) and not (args.continue_ or args.resume is not None):
+            raise UsageError("--compact needs -c/--continue or -r/--resume: a new session is empty")
         setup = build(args, interactive=False)
         telemetry, price = setup.agent.telemetry, setup.price
         outcome.session_id, outcome.model = setup.session.id, setup.resolved.ref
@@ -119,6 +149,7 @@ def execute(args: argparse.Namespace) -> int:
     finally:
         if setup is not None:
             setup.close()
+        guard.__exit__()
     duration = int((time.monotonic() - started) * 1000)
     result = result_object(outcome, telemetry, duration, price)
     log.write({"event": "run_end", "subtype": result["subtype"], "duration_ms": duration,
@@ -152,14 +183,22 @@ def _drive(
 ) -> None:
     cancel = Cancel()
     quiet = bool(args.print_prompt) and fmt == "text"
+    tools = frozenset(setup.agent.registry.names())
     with _Interrupts(cancel):
         context = setup.agent.context
         if getattr(args, "compact", False) and context is not None:
             done = context.compact(cancel)
             log.write({"event": "compaction", "status": done.status})
+            detail = f"{done.status}: {done.detail}" if done.detail else done.status
+            text = f"context manual: {done.tokens_before} -> {done.tokens_after} tokens ({detail})"
+            notice = Notice("compaction", text)
+            if fmt == "stream-json":
+                _emit_line(event_json(notice))
+            elif fmt == "text" and not quiet:
+                _show_text(notice)
         runner: Runner = setup.agent  # LOOP-7: the CLI sees only the Runner protocol
         for event in runner.run(prompt, cancel):
-            log.write(redacted_event(event))
+            log.write(redacted_event(event, tools))
             _collect(event, outcome)
             if fmt == "stream-json":
                 _emit_line(event_json(event))
@@ -195,6 +234,8 @@ def _show_text(event: Event) -> None:
         sys.stdout.flush()
     elif isinstance(event, ToolStart):
         sys.stderr.write(f"\n· {event.name}\n")
+    elif isinstance(event, Notice) and event.kind == "compaction":
+        sys.stderr.write(f"[{event.text}]\n")
     elif isinstance(event, ToolEnd) and event.is_error:
         first = event.content.strip().splitlines()[0] if event.content.strip() else ""
         first = first.removeprefix(f"{event.name}: ")  # tool errors already name the tool

@@ -77,8 +77,8 @@ def _gate(ctx: ToolContext, tool: str, op: str, question: str, **kw: Any) -> Non
         approve = ctx.extra.get("approve_memory")
         if callable(approve) and approve(tool, f"{question}\n(reason: {why})"):
             return
-        raise PermissionDenied(f"{tool}: the user did not approve ({why})")
-    raise PermissionDenied(f"{tool}: denied — {why}")
+        raise PermissionDenied(f"the user did not approve ({why})")  # the tool layer names it
+    raise PermissionDenied(f"denied — {why}")
 
 
 def memory_tool(memory: Memory) -> FunctionTool:
