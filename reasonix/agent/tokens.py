@@ -75,8 +75,11 @@ _NON_ASCII_CHAR_COST = 0.5
 
 
 def _word_cost(word: str) -> float:
-    ascii_letters = sum(1 for c in word if c < "\x80")
-    cjk = len(_cjk_re().findall(word)) if ascii_letters < len(word) else 0
+    if word.isascii():  # the common case, without a per-character scan
+        ascii_letters, cjk = len(word), 0
+    else:
+        ascii_letters = sum(1 for c in word if c < "\x80")
+        cjk = len(_cjk_re().findall(word))
     other = len(word) - ascii_letters - cjk
     cost = cjk * _CJK_COST + other * _NON_ASCII_CHAR_COST
     if ascii_letters:

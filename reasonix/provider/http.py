@@ -24,6 +24,7 @@ import http.client
 import json
 import random
 import ssl
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -286,7 +287,20 @@ class HTTPClient:
         self._sleep = sleep or _cancel_wait
         self._rand = rand or random.random
         self.on_retry = on_retry
-        self._ssl = ssl_context or ssl.create_default_context()
+        self._ssl_context = ssl_context
+        self._ssl_lock = threading.Lock()
+
+    @property
+    def _ssl(self) -> ssl.SSLContext:
+        """The TLS context, made on the first https request: loading the CA store
+        takes tens of milliseconds that an http:// endpoint never needs."""
+        with self._ssl_lock:
+            if self._ssl_context is None:
+                self._ssl_context = ssl.create_default_context()
+            return self._ssl_context
+
+    def _tls(self) -> ssl.SSLContext:
+        return self._ssl
 
     def post_stream(
         self, url: str, headers: Mapping[str, str], body: bytes, cancel: Cancel
@@ -315,7 +329,7 @@ class HTTPClient:
         where = _endpoint(url)
         slot = SocketSlot()
         unregister = cancel.on_cancel(slot.abort)
-        opener = build_opener(slot, self.timeouts.idle, self._ssl)
+        opener = build_opener(slot, self.timeouts.idle, self._tls)
         hdrs = {
             "Content-Type": "application/json",
             "Accept": "text/event-stream",

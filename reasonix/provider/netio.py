@@ -20,6 +20,7 @@ import ssl
 import threading
 import time
 import urllib.request
+from collections.abc import Callable
 from typing import Any
 
 from reasonix.errors import Cancelled
@@ -149,17 +150,23 @@ class _HTTPHandler(urllib.request.HTTPHandler):
 
 
 class _HTTPSHandler(urllib.request.HTTPSHandler):
-    def __init__(self, slot: SocketSlot, idle: float, context: ssl.SSLContext) -> None:
-        super().__init__(context=context)
-        self._tls = context
+    def __init__(self, slot: SocketSlot, idle: float, tls: Callable[[], ssl.SSLContext]) -> None:
+        # Not HTTPSHandler.__init__: from Python 3.12 it builds a default TLS
+        # context (loading the CA store) when given none. Ours comes from
+        # ``tls`` when an https request is actually opened.
+        urllib.request.AbstractHTTPHandler.__init__(self)
+        self._tls = tls
         self._make = functools.partial(_TLSConn, slot=slot, idle=idle)
 
     def https_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
-        return self.do_open(self._make, req, context=self._tls)  # type: ignore[arg-type]
+        return self.do_open(self._make, req, context=self._tls())  # type: ignore[arg-type]
 
 
 def build_opener(
-    slot: SocketSlot, idle: float, context: ssl.SSLContext
+    slot: SocketSlot, idle: float, tls: Callable[[], ssl.SSLContext]
 ) -> urllib.request.OpenerDirector:
-    """A urllib opener whose connections are interruptible through ``slot``."""
-    return urllib.request.build_opener(_HTTPHandler(slot, idle), _HTTPSHandler(slot, idle, context))
+    """A urllib opener whose connections are interruptible through ``slot``.
+
+    ``tls`` returns the TLS context; it is called only for https requests.
+    """
+    return urllib.request.build_opener(_HTTPHandler(slot, idle), _HTTPSHandler(slot, idle, tls))

@@ -101,6 +101,10 @@ class Memory:
             return [s for s in (self.project_store, self.global_store) if s is not None]
         return [self.store(scope)]
 
+    def may_have_facts(self) -> bool:
+        """False when no store holds a fact file (a cheap test before a search)."""
+        return any(s.may_have_facts() for s in self.stores())
+
     def facts(self, scope: str = "all") -> list[Fact]:
         """Every active fact of ``scope``, project facts first."""
         return [f for s in self.stores(scope) for f in s.facts()]

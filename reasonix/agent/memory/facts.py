@@ -230,6 +230,12 @@ class FactStore:
         return max(revs, default=0)
 
     # -- reading ------------------------------------------------------------------
+    def may_have_facts(self) -> bool:
+        """False when the store certainly holds no active fact (no fact file at all)."""
+        if not self.root.is_dir() or self.root.is_symlink():
+            return False
+        return any(True for _ in self.root.glob("*.md"))
+
     def facts(self) -> list[Fact]:
         """Active facts, oldest id first."""
         if not self.root.is_dir() or self.root.is_symlink():

@@ -54,6 +54,8 @@ def recall_suffix(
     max_chars: int = MAX_RECALL_CHARS,
 ) -> str:
     """The text to append to the user turn ("" when nothing relevant or the query is generic)."""
+    if not memory.may_have_facts():
+        return ""  # nothing to recall: skip tokenizing the turn
     terms = content_terms(user_text)
     if len(terms) < 2:
         return ""
