@@ -28,6 +28,7 @@ from .events import Done, Error, Event, Notice, StepStart
 from .execute import EventApprover, run_in_worker
 from .nudge import ProgressWatch
 from .ports import ContextLike, GateLike
+from .prompt import valid_text
 from .session import Session
 from .stream import StreamCancelled, stream_reply
 from .telemetry import Telemetry
@@ -126,6 +127,7 @@ class Agent:
             self.session.sync()
 
     def _start_turn(self, user_input: str) -> None:
+        user_input = valid_text(user_input)  # undecodable argv/stdin bytes break JSON
         if not self.session.title:
             self.session.set_title(user_input)
         text = user_input + (self.recall(user_input) if self.recall else "")  # never in system

@@ -13,7 +13,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-__all__ = ["BASE_PROMPT", "environment_summary", "find_git_root", "system_prompt"]
+__all__ = ["BASE_PROMPT", "environment_summary", "find_git_root", "system_prompt", "valid_text"]
 
 BASE_PROMPT = """\
 You are Reasonix, a coding agent working in the user's terminal. You help with \
@@ -76,4 +76,19 @@ def environment_summary(workspace: Path, extra_dirs: Sequence[Path] = ()) -> str
 
 def system_prompt(workspace: Path, extra_dirs: Sequence[Path] = (), base: str = "") -> str:
     """The full system prompt for a new session."""
-    return (base or BASE_PROMPT) + "\n\n" + environment_summary(workspace, extra_dirs)
+    return valid_text((base or BASE_PROMPT) + "\n\n" + environment_summary(workspace, extra_dirs))
+
+
+def valid_text(text: str) -> str:
+    """``text`` with undecodable bytes as U+FFFD, so it always encodes as UTF-8.
+
+    Python decodes undecodable bytes in argv, stdin and file names as lone
+    surrogates (``surrogateescape``); sent as they are, they would break the
+    transcript line and the provider's JSON body.
+    """
+    if text.isascii():
+        return text
+    try:
+        return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    except UnicodeEncodeError:  # a lone surrogate that is not an escaped byte
+        return text.encode("utf-8", "replace").decode("utf-8")

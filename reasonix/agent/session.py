@@ -312,7 +312,11 @@ class Session:
         if self._fh is None:
             raise SessionError(f"session {self.id} is closed")
         line = json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
-        self._fh.write(line.encode("utf-8"))  # one write: a kill tears at most this line
+        try:
+            data = line.encode("utf-8")
+        except UnicodeEncodeError:  # lone surrogates: \u-escape them, the record round-trips
+            data = (json.dumps(record, separators=(",", ":")) + "\n").encode("ascii")
+        self._fh.write(data)  # one write: a kill tears at most this line
         self._fh.flush()
         self._records.append(record)
 

@@ -154,3 +154,24 @@ def test_headless_memory_refusal_names_the_tool_once(tmp_path: Path, pyz: Path) 
     assert proc.returncode == 0, proc.stderr
     end = next(json.loads(x) for x in proc.stdout.splitlines() if '"tool_end"' in x)
     assert end["is_error"] and end["content"].startswith("remember: denied")
+
+
+def test_undecodable_prompt_bytes_still_run(tmp_path: Path, pyz: Path) -> None:
+    with FakeServer("openai", [Turn.text_only("one"), Turn.text_only("two")]) as srv:
+        ws, env = _ws(tmp_path, srv.url)
+        piped = subprocess.run(
+            [sys.executable, str(pyz), "run", "--json"],
+            cwd=ws, env=env, input=b"fix \xff\xfe the bug\n", capture_output=True, timeout=60,
+        )  # fmt: skip
+        argv = subprocess.run(
+            [sys.executable, str(pyz), "run", "--json", "-c", b"and \xff this"],
+            cwd=ws, env=env, capture_output=True, timeout=60,
+        )  # fmt: skip
+    assert piped.returncode == 0, piped.stderr
+    assert argv.returncode == 0, argv.stderr
+    assert json.loads(argv.stdout)["result"] == "two"
+    sent = srv.requests[-1].json["messages"]
+    assert (
+        sent[1]["content"] == "fix \ufffd\ufffd the bug\n"
+        and sent[-1]["content"] == "and \ufffd this"
+    )
