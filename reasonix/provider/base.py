@@ -151,7 +151,12 @@ class SSEProvider:
     def __init__(self, cfg: Any, client: HTTPClient | None = None) -> None:
         self.cfg = cfg
         self.name: str = str(getattr(cfg, "name", "") or self.kind)
-        self.client = client or HTTPClient()
+        if client is None:
+            client = HTTPClient()
+            urls = (getattr(cfg, k, "") for k in ("request_url", "chat_url", "base_url"))
+            if any(str(u or "").lower().startswith("https:") for u in urls):
+                client.warm_tls()  # ready by the first request instead of delaying it
+        self.client = client
 
     # -- per-kind hooks --------------------------------------------------------
     def url(self) -> str:

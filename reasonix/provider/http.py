@@ -302,6 +302,13 @@ class HTTPClient:
     def _tls(self) -> ssl.SSLContext:
         return self._ssl
 
+    def warm_tls(self) -> None:
+        """Start making the TLS context on a background thread, so the first https
+        request finds it ready (OpenSSL releases the GIL while it loads the CA
+        store, so this overlaps the rest of start-up)."""
+        if self._ssl_context is None:
+            threading.Thread(target=lambda: self._ssl, name="reasonix-tls", daemon=True).start()
+
     def post_stream(
         self, url: str, headers: Mapping[str, str], body: bytes, cancel: Cancel
     ) -> StreamResponse:

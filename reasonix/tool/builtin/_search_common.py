@@ -9,7 +9,6 @@ from pathlib import Path
 
 from reasonix.errors import ToolError
 from reasonix.tool import ToolContext
-from reasonix.tool.builtin._gitignore import expand_braces, glob_to_regex
 from reasonix.tool.paths import base_dir, forbidden_roots, resolve_read
 
 __all__ = [
@@ -86,6 +85,9 @@ def resolve_existing(ctx: ToolContext, path: str) -> Path:
 
 
 def _glob_regex(globs: list[str]) -> re.Pattern[str]:
+    # Not at import: the tools that only need the other helpers skip _gitignore.
+    from reasonix.tool.builtin._gitignore import expand_braces, glob_to_regex
+
     alts = []
     for g in globs:
         for one in expand_braces(g):

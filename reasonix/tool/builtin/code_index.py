@@ -22,7 +22,6 @@ from reasonix.tool.builtin._search_common import (
     forbidden_filter,
     resolve_existing,
 )
-from reasonix.tool.builtin._walk import walk_files
 
 __all__ = ["TOOL", "code_index", "outline"]
 
@@ -233,6 +232,8 @@ def code_index(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     if root.is_file():
         files = [str(root)]
     else:
+        from reasonix.tool.builtin._walk import walk_files  # on use only (loads _gitignore)
+
         files = list(
             walk_files(
                 str(root),

@@ -10,14 +10,12 @@ from typing import Any
 from reasonix.errors import ToolError
 from reasonix.tool import ToolContext, ToolResult, register_builtin
 from reasonix.tool.base import FunctionTool
-from reasonix.tool.builtin._gitignore import expand_braces, glob_to_regex
 from reasonix.tool.builtin._search_common import (
     HEAVY_DIRS,
     Displayer,
     forbidden_filter,
     resolve_existing,
 )
-from reasonix.tool.builtin._walk import walk_files
 
 __all__ = ["MAX_RESULTS", "TOOL", "glob"]
 
@@ -64,6 +62,8 @@ def _split(pattern: str) -> tuple[str, str]:
 
 
 def _compile(rest: str) -> re.Pattern[str]:
+    from reasonix.tool.builtin._gitignore import expand_braces, glob_to_regex  # on use only
+
     alts = [glob_to_regex(g) for g in expand_braces(rest)]
     return re.compile("(?:" + "|".join(alts) + ")", re.DOTALL)
 
@@ -110,6 +110,8 @@ def glob(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
 def _match(
     root: str, rest: str, ctx: ToolContext, hidden: Callable[[str], bool] | None
 ) -> list[tuple[float, str]]:
+    from reasonix.tool.builtin._walk import walk_files  # on use only (loads _gitignore)
+
     rx = _compile(rest)
 
     def keep(rel: str) -> bool:

@@ -9,14 +9,12 @@ does; both go through one formatter, so the output is the same either way
 from __future__ import annotations
 
 import shutil
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from reasonix.cancel import Cancel
 from reasonix.errors import Cancelled, ToolError
 from reasonix.tool import ToolContext, ToolResult, register_builtin
 from reasonix.tool.base import FunctionTool
-from reasonix.tool.builtin._grep_engine import FileHits, GrepQuery, format_hits, search_python
-from reasonix.tool.builtin._grep_rg import search_rg
 from reasonix.tool.builtin._search_common import (
     FILE_TYPES,
     Displayer,
@@ -24,6 +22,9 @@ from reasonix.tool.builtin._search_common import (
     path_filter,
     resolve_existing,
 )
+
+if TYPE_CHECKING:
+    from reasonix.tool.builtin._grep_engine import FileHits, GrepQuery
 
 __all__ = ["MAX_MATCHES", "TOOL", "grep"]
 
@@ -111,6 +112,9 @@ def _context(args: dict[str, Any], key: str) -> int:
 
 def grep(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     """Run one grep call (the tool function)."""
+    # The engines (and _gitignore) load on the first search, not at registration.
+    from reasonix.tool.builtin._grep_engine import GrepQuery, format_hits
+
     pattern: str = args["pattern"]
     if not pattern:
         raise ToolError("pattern must not be empty")
@@ -154,6 +158,9 @@ def grep(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
 
 def _search(q: GrepQuery, ctx: ToolContext, cancel: Cancel) -> tuple[list[FileHits], str]:
     choice = str(ctx.extra.get("grep_engine", "auto"))
+    from reasonix.tool.builtin._grep_engine import search_python
+    from reasonix.tool.builtin._grep_rg import search_rg
+
     rg = shutil.which("rg") if choice in ("auto", "rg") else None
     if choice == "rg" and rg is None:
         raise ToolError("grep_engine 'rg' requested but ripgrep (rg) is not on PATH")
