@@ -78,6 +78,8 @@ def execute(args: argparse.Namespace) -> int:
     setup = build(args, interactive=True)
     try:
         _banner(setup)
+        if getattr(args, "compact", False):  # `reasonix -c --compact`: compact, then chat
+            print(_local_command(setup, "/compact"))
         while True:
             try:
                 line = input("› ")

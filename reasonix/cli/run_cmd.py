@@ -47,8 +47,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     """Declare the run flags (DESIGN §4)."""
     parser.description = "Run one task headless. PROMPT, or stdin when it is not a terminal."
     parser.add_argument("prompt", nargs="?", metavar="PROMPT", help="the task")
-    parser.add_argument("-p", "--print", dest="print_prompt", metavar="PROMPT",
-                        help="print mode: run PROMPT and print only the final answer")  # fmt: skip
+    parser.add_argument("-p", "--print", dest="print_prompt", metavar="PROMPT", nargs="?",
+                        const="", help="print mode: run PROMPT (or stdin) and print only the "
+                        "final answer")  # fmt: skip
     parser.add_argument("--output-format", choices=("text", "json", "stream-json"), default=None)
     parser.add_argument("--json", action="store_true", help="same as --output-format json")
     parser.add_argument("--events-jsonl", metavar="FILE", help="redacted lifecycle events")
@@ -126,6 +127,8 @@ def execute(args: argparse.Namespace) -> int:
     guard = _Interrupts(None).__enter__()  # a signal outside the turn stops the run at once
     try:
         log = _open_log(args.events_jsonl)
+        if args.print_prompt == "":  # a bare -p: the prompt is PROMPT or stdin
+            args.print_prompt = read_prompt(args.prompt)
         prompt = args.print_prompt or read_prompt(args.prompt)
         if getattr(args, "compact", False) and not (args.continue_ or args.resume is not None):
             raise UsageError("--compact needs -c/--continue or -r/--resume: a new session is empty")

@@ -175,3 +175,38 @@ def test_undecodable_prompt_bytes_still_run(tmp_path: Path, pyz: Path) -> None:
         sent[1]["content"] == "fix \ufffd\ufffd the bug\n"
         and sent[-1]["content"] == "and \ufffd this"
     )
+
+
+def test_chat_compact_flag_compacts_before_the_prompt(tmp_path: Path, pyz: Path) -> None:
+    with FakeServer("openai", [Turn.text_only("hello")]) as srv:
+        ws, env = _ws(tmp_path, srv.url)
+        first = subprocess.run(
+            [sys.executable, str(pyz), "run", "--json", "hi"],
+            cwd=ws, env=env, capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        assert first.returncode == 0, first.stderr
+        chat = subprocess.run(
+            [sys.executable, str(pyz), "-c", "--compact", "--plain"],
+            cwd=ws, env=env, input="/exit\n", capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+    assert chat.returncode == 0, chat.stderr
+    assert "nothing to compact" in chat.stdout or "no summary" in chat.stdout
+
+
+def test_bare_print_flag_reads_the_prompt_from_stdin(tmp_path: Path, pyz: Path) -> None:
+    with FakeServer(
+        "openai", [Turn.text_only("piped answer"), Turn.text_only("flag answer")]
+    ) as srv:
+        ws, env = _ws(tmp_path, srv.url)
+        piped = subprocess.run(
+            [sys.executable, str(pyz), "-p"],
+            cwd=ws, env=env, input="task from a pipe\n", capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        flag = subprocess.run(
+            [sys.executable, str(pyz), "-p", "--max-steps", "3", "task after flags"],
+            cwd=ws, env=env, capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+    assert (piped.returncode, piped.stdout) == (0, "piped answer\n"), piped.stderr
+    assert (flag.returncode, flag.stdout) == (0, "flag answer\n"), flag.stderr
+    assert srv.requests[0].json["messages"][1]["content"] == "task from a pipe\n"
+    assert srv.requests[1].json["messages"][1]["content"] == "task after flags"
