@@ -1,0 +1,75 @@
+"""Start-up weight: what a run must not load or build before it needs it (bench/task.py).
+
+Structural checks only (which modules are imported, which objects exist),
+never timings.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+from fakes import FakeServer, Turn
+
+from reasonix.cancel import Cancel
+from reasonix.config.model import ProviderConfig
+from reasonix.provider.http import HTTPClient
+from reasonix.provider.openai import OpenAIProvider
+from reasonix.provider.types import Message, Request, Role
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_registering_the_builtin_tools_loads_no_heavy_helper() -> None:
+    code = (
+        "import sys\n"
+        "from reasonix.tool import builtin\n"
+        "builtin.load_all()\n"
+        "print(' '.join(sorted(m for m in sys.modules if m in WATCH)))\n"
+    ).replace(
+        "WATCH",
+        repr(
+            {
+                "html.parser",
+                "difflib",
+                "uuid",
+                "platform",
+                "reasonix.tool.builtin._html",
+                "reasonix.tool.builtin._gitignore",
+                "reasonix.tool.builtin._grep_engine",
+                "reasonix.tool.builtin._walk",
+            }
+        ),
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    assert out.stdout.split() == []
+
+
+def test_an_http_endpoint_never_builds_a_tls_context() -> None:
+    with FakeServer("openai", [Turn(text="hi")]) as srv:
+        cfg = ProviderConfig(name="t", kind="openai", base_url=srv.url + "/v1", api_key="sk-test")
+        prov = OpenAIProvider(cfg)
+        req = Request(model="fake-model", messages=[Message(Role.USER, "hello")])
+        list(prov.stream(req, Cancel()))
+        assert isinstance(prov.client, HTTPClient)
+        assert prov.client._ssl_context is None
+
+
+def test_the_tls_context_is_made_once_on_demand() -> None:
+    client = HTTPClient()
+    assert client._ssl_context is None
+    first = client._ssl
+    assert client._ssl is first and client._ssl_context is first
+
+
+def test_an_https_endpoint_builds_the_tls_context_in_the_background() -> None:
+    cfg = ProviderConfig(name="t", kind="openai", base_url="https://api.invalid/v1", api_key="k")
+    prov = OpenAIProvider(cfg)
+    for thread in threading.enumerate():
+        if thread.name == "reasonix-tls":
+            thread.join()
+    assert prov.client._ssl_context is not None
