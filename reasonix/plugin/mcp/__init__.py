@@ -18,7 +18,27 @@ The agent layer needs only :class:`McpManager` (see its module docstring).
 
 from __future__ import annotations
 
-from reasonix.plugin.mcp.manager import McpManager, PromptInfo, ResourceInfo
-from reasonix.plugin.mcp.runtime import ServerStatus
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from reasonix.plugin.mcp.manager import McpManager, PromptInfo, ResourceInfo
+    from reasonix.plugin.mcp.runtime import ServerStatus
 
 __all__ = ["McpManager", "PromptInfo", "ResourceInfo", "ServerStatus"]
+
+# Lazy re-exports: a run without MCP servers still registers ``use_capability``
+# (from ``.tools``), which must not import the manager, transports and OAuth.
+_LAZY = {
+    "McpManager": "reasonix.plugin.mcp.manager",
+    "PromptInfo": "reasonix.plugin.mcp.manager",
+    "ResourceInfo": "reasonix.plugin.mcp.manager",
+    "ServerStatus": "reasonix.plugin.mcp.runtime",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)

@@ -11,12 +11,14 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from reasonix.errors import ReasonixError
 from reasonix.plugin.mcp.render import tool_id
-from reasonix.plugin.mcp.runtime import ProgressSink, ServerRuntime
 from reasonix.tool import ToolContext, ToolResult
+
+if TYPE_CHECKING:  # types only: use_capability must not pull in the transports
+    from reasonix.plugin.mcp.runtime import ProgressSink, ServerRuntime
 
 __all__ = [
     "Allow",
