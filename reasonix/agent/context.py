@@ -51,7 +51,7 @@ from reasonix.agent.tokens import TokenCounter, estimate_message, estimate_reque
 from reasonix.cancel import Cancel
 from reasonix.errors import Cancelled, CompactionRequired, ProviderError
 from reasonix.provider import Provider
-from reasonix.provider.types import ChunkKind, Message, Request, Role, ToolSchema
+from reasonix.provider.types import ChunkKind, Message, Request, Role, ToolSchema, Usage
 
 __all__ = [
     "ContextManager",
@@ -92,6 +92,7 @@ class MaintenanceResult:
     detail: str = ""
     over_limit: bool = False  # still at/over the hard limit afterwards
     summary_requests: list[Request] = field(default_factory=list, repr=False)
+    usage: list[Usage] = field(default_factory=list, repr=False)  # of the summary calls (paid)
 
 
 class _SummaryFailed(Exception):
@@ -348,7 +349,7 @@ class ContextManager:
             max_tokens=cp.SUMMARY_MAX_TOKENS,
         )
         result.summary_requests.append(request)
-        summary = self._call_summary(request, cancel)
+        summary = self._call_summary(request, cancel, result.usage)
         generation = view.generation + 1
         tail = [e.message for e in entries[cut:]]
         candidate = [cp.digest_message(generation, summary), *tail]
@@ -363,7 +364,7 @@ class ContextManager:
         self._install(cp.Checkpoint(generation, covers, summary.strip(), pruned))
         result.summaries += 1
 
-    def _call_summary(self, request: Request, cancel: Cancel) -> str:
+    def _call_summary(self, request: Request, cancel: Cancel, spent: list[Usage]) -> str:
         child = cancel.child(timeout=self.summary_timeout)
         parts: list[str] = []
         finish = ""
@@ -375,6 +376,8 @@ class ContextManager:
                     parts.append(chunk.text)
                 elif chunk.kind is ChunkKind.DONE:
                     finish = chunk.finish_reason
+                elif chunk.kind is ChunkKind.USAGE and chunk.usage is not None:
+                    spent.append(chunk.usage)
                 elif chunk.kind is ChunkKind.ERROR:
                     raise _SummaryFailed("failed", f"summary stream error: {chunk.error}", True)
                 if child.cancelled:

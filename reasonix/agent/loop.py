@@ -151,6 +151,8 @@ class Agent:
     def _compaction_notice(self) -> Iterator[Event]:
         done = getattr(self.context, "last_result", None)
         if done is not None:
+            for usage in getattr(done, "usage", ()):  # summary calls are paid for too
+                self.telemetry.add_usage(usage)
             text = f"context {done.reason}: {done.tokens_before} -> {done.tokens_after} tokens"
             yield Notice("compaction", f"{text} ({done.status})")
 

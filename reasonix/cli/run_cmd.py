@@ -191,6 +191,8 @@ def _drive(
         context = setup.agent.context
         if getattr(args, "compact", False) and context is not None:
             done = context.compact(cancel)
+            for usage in done.usage:  # the summary call is part of the run's cost
+                setup.agent.telemetry.add_usage(usage)
             log.write({"event": "compaction", "status": done.status})
             detail = f"{done.status}: {done.detail}" if done.detail else done.status
             text = f"context manual: {done.tokens_before} -> {done.tokens_after} tokens ({detail})"

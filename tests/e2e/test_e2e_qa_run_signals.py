@@ -108,6 +108,7 @@ def _read(path: str) -> Turn:
 
 def test_run_compact_reports_what_it_did(tmp_path: Path, pyz: Path) -> None:
     texts = [Turn(text=t, usage=_USAGE) for t in ("read", "DIGEST-OF-THE-READS", "on")]
+    texts[1].usage = {**_USAGE, "output_tokens": 700}  # the summary call is paid for
     script = [_read("f1.txt"), _read("f2.txt"), _read("f3.txt"), *texts]
     with FakeServer("openai", script) as srv:
         ws, env = _ws(tmp_path, srv.url)
@@ -131,6 +132,7 @@ def test_run_compact_reports_what_it_did(tmp_path: Path, pyz: Path) -> None:
         assert notice["text"].startswith("context manual: ") and notice["text"].endswith("(ok)")
         assert "Context maintenance" in srv.requests[4].json["messages"][-1]["content"]
         assert "DIGEST-OF-THE-READS" in srv.requests[5].json["messages"][1]["content"]
+        assert lines[-1]["usage"]["output_tokens"] == 705  # summary + answer
 
 
 def test_memory_command_refuses_a_missing_dir(tmp_path: Path, pyz: Path) -> None:
