@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import signal
 import sys
 import threading
@@ -149,6 +150,11 @@ def execute(args: argparse.Namespace) -> int:
         outcome.reason, outcome.error, outcome.error_type = "error", str(err), type(err).__name__
     except KeyboardInterrupt:
         outcome.reason, outcome.error, outcome.error_type = "cancelled", "interrupted", "Cancelled"
+    except BrokenPipeError:
+        raise  # nobody reads the output any more; the CLI boundary exits quietly
+    except OSError as err:  # the machine said no: an unwritable state dir, a full disk
+        outcome.reason, outcome.error = "error", _os_error_text(err)
+        outcome.error_type = type(err).__name__
     finally:
         if setup is not None:
             setup.close()
@@ -165,6 +171,16 @@ def execute(args: argparse.Namespace) -> int:
             sys.stderr.write(f"reasonix: --metrics {args.metrics}: {err.strerror or err}\n")
     _finish(fmt, args, outcome, result, telemetry, price)
     return code
+
+
+def _os_error_text(err: OSError) -> str:
+    """An OS refusal in plain words (as the CLI boundary words it)."""
+    try:
+        os.getcwd()
+    except OSError:
+        return "the current directory no longer exists; cd to one that does"
+    where = f": {err.filename}" if err.filename else ""
+    return f"{err.strerror or err}{where}"
 
 
 def _open_log(path: str | None) -> EventLog:

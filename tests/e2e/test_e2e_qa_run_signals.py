@@ -212,3 +212,23 @@ def test_bare_print_flag_reads_the_prompt_from_stdin(tmp_path: Path, pyz: Path) 
     assert (flag.returncode, flag.stdout) == (0, "flag answer\n"), flag.stderr
     assert srv.requests[0].json["messages"][1]["content"] == "task from a pipe\n"
     assert srv.requests[1].json["messages"][1]["content"] == "task after flags"
+
+
+def test_os_errors_stay_json(tmp_path: Path, pyz: Path) -> None:
+    ws, env = _ws(tmp_path, "http://127.0.0.1:9")
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a directory")
+    env["REASONIX_STATE_HOME"] = str(blocker / "state")  # cannot be created
+    proc = subprocess.run(
+        [sys.executable, str(pyz), "run", "--json", "hi"],
+        cwd=ws, env=env, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert proc.returncode == 1
+    result = json.loads(proc.stdout)
+    assert result["is_error"] and result["error"]["type"] == "NotADirectoryError"
+    assert "a-file" in result["error"]["message"]
+    text = subprocess.run(
+        [sys.executable, str(pyz), "run", "hi"],
+        cwd=ws, env=env, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert text.returncode == 1 and "reasonix: Not a directory" in text.stderr
