@@ -64,6 +64,7 @@ project = cp.project
 
 SUMMARY_TIMEOUT = 300.0  # seconds; a summary of a full window can take minutes
 _CAP_REASONS = frozenset({"length", "max_tokens", "max_output_tokens", "model_length"})
+_NOTHING_OLDER = "nothing older than the kept window to summarise"
 
 
 class TranscriptStore(Protocol):
@@ -337,9 +338,7 @@ class ContextManager:
         window = self.context_window or self._estimate(view.messages)
         cut = cp.select_cut([e.message.role for e in entries], sizes, cp.keep_budget(window))
         if cut == 0:
-            raise _SummaryFailed(
-                "blocked", "nothing older than the kept window to summarise", False
-            )
+            raise _SummaryFailed("blocked", _NOTHING_OLDER, False)
         prefix = [e.message for e in entries[:cut]]
         request = Request(
             model=self.model,
@@ -405,6 +404,12 @@ class ContextManager:
 
 
 def _required_text(result: MaintenanceResult) -> str:
+    if result.detail == _NOTHING_OLDER and not result.summaries:  # /compact cannot help either
+        return (
+            f"context: about {result.tokens_after} tokens exceed the limit, and the system "
+            "prompt, tools and newest messages alone are too large to summarise away; "
+            "shorten the request or use a larger context_window"
+        )
     why = f" ({result.detail})" if result.detail else ""
     return (
         f"context: about {result.tokens_after} tokens still exceed the limit after "
