@@ -39,7 +39,7 @@ from reasonix.agent.telemetry import Telemetry
 from reasonix.cancel import Cancel
 from reasonix.cli.output import EventLog, RunOutcome, event_json, redacted_event, result_object
 from reasonix.cli.setup_run import RunSetup, add_run_flags, build, read_prompt
-from reasonix.errors import ConfigError, ReasonixError, UsageError
+from reasonix.errors import Cancelled, ConfigError, ReasonixError, UsageError
 
 __all__ = ["configure", "execute"]
 
@@ -146,6 +146,8 @@ def execute(args: argparse.Namespace) -> int:
     except (ConfigError, UsageError) as err:
         outcome.reason, outcome.error, outcome.error_type = "error", str(err), type(err).__name__
         code = 2
+    except Cancelled as err:  # e.g. Ctrl-C / SIGTERM during `--compact`
+        outcome.reason, outcome.error, outcome.error_type = "cancelled", str(err), "Cancelled"
     except ReasonixError as err:
         outcome.reason, outcome.error, outcome.error_type = "error", str(err), type(err).__name__
     except KeyboardInterrupt:

@@ -232,3 +232,33 @@ def test_os_errors_stay_json(tmp_path: Path, pyz: Path) -> None:
         cwd=ws, env=env, capture_output=True, text=True, timeout=60,
     )  # fmt: skip
     assert text.returncode == 1 and "reasonix: Not a directory" in text.stderr
+
+
+def test_sigterm_during_compact_is_a_cancel(tmp_path: Path, pyz: Path) -> None:
+    slow = Turn(text=["digest "] * 400, delay=0.02, usage=_USAGE)
+    script = [_read("f1.txt"), _read("f2.txt"), _read("f3.txt"), Turn(text="read", usage=_USAGE)]
+    with FakeServer("openai", [*script, slow]) as srv:
+        ws, env = _ws(tmp_path, srv.url)
+        with (ws / "reasonix.toml").open("a") as fh:
+            fh.write("context_window = 10000\n")
+        for i in (1, 2, 3):
+            (ws / f"f{i}.txt").write_text(" ".join(f"word{i}x{j}" for j in range(400)) + "\n")
+        first = subprocess.run([sys.executable, str(pyz), "run", "--json", "read"], cwd=ws,
+                               env=env, capture_output=True, text=True, timeout=60)  # fmt: skip
+        assert first.returncode == 0, first.stderr
+        proc = subprocess.Popen(
+            [sys.executable, str(pyz), "run", "--json", "-c", "--compact", "go on"],
+            cwd=ws, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        deadline = time.monotonic() + 20
+        while len(srv.requests) < 5 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.3)
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 1, err
+    result = json.loads(out)
+    assert result["stop_reason"] == "cancelled" and result["error"]["type"] == "Cancelled"
+    (transcript,) = Path(env["REASONIX_HOME"]).rglob("*.jsonl")
+    kinds = [json.loads(x)["type"] for x in transcript.read_text().splitlines()]
+    assert "compaction" not in kinds and "checkpoint" not in kinds  # not a paid failure
