@@ -124,3 +124,28 @@ def test_usage_error_is_json_and_exit_2(pyz: Path, tmp_path: Path) -> None:
     result = json.loads(proc.stdout)
     assert result["is_error"] is True
     assert proc.returncode in (1, 2)
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("minor", ["3.10", "3.12", "3.13"])
+def test_scripted_task_on_every_supported_python(pyz: Path, tmp_path: Path, minor: str) -> None:
+    """The whole agent path (config, provider, tools, sandbox, session) on other Pythons."""
+    from conftest import interpreter
+
+    python = interpreter(minor)
+    ws = tmp_path / "repo"
+    with FakeServer("openai", task_script()) as srv:
+        setup(ws, "openai", srv.url)
+        proc = subprocess.run(
+            [python, str(pyz), "run", "--output-format", "json", "-y", "fix add()"],
+            cwd=ws,
+            env=run_env(tmp_path),
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        requests = [r.json for r in srv.requests]
+    assert proc.returncode == 0, proc.stderr + proc.stdout
+    assert json.loads(proc.stdout)["subtype"] == "success"
+    assert (ws / "calc.py").read_text() == CALC.replace("a - b", "a + b")
+    assert "calc test ok" in tool_texts(requests[3])
