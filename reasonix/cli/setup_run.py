@@ -47,7 +47,7 @@ from reasonix.agent.session import (
     read_records,
 )
 from reasonix.config.model import Config, ResolvedModel
-from reasonix.errors import ConfigError, UsageError
+from reasonix.errors import ConfigError, SessionError, UsageError
 from reasonix.plugin.mcp.tools import LocalCapability, UseCapabilityTool
 from reasonix.tool import Registry, ToolContext
 
@@ -215,7 +215,10 @@ def _session(
                 raise UsageError("--resume: this project has no sessions yet")
             path = info.path
         else:
-            path = find_session(workspace, query)
+            try:
+                path = find_session(workspace, query)
+            except SessionError as err:  # no match or several: the flag's value is wrong
+                raise UsageError(f"--resume: {err}") from err
     elif getattr(args, "continue_", False):
         info = latest_session(workspace)
         if info is None:

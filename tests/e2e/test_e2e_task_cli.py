@@ -119,7 +119,7 @@ def test_continue_resume_and_copy(tmp_path: Path) -> None:
         assert copied["session_id"] not in (first["session_id"], other["session_id"])
         assert "more lexer" in json.dumps(srv.requests[-1].json)
     missing = run(ws, env, "run", "--json", "-r", "no-such-title", "x")
-    assert missing.returncode == 1 and "fix the lexer" in result(missing)["error"]["message"]
+    assert missing.returncode == 2 and "fix the lexer" in result(missing)["error"]["message"]
 
 
 def test_a_second_live_writer_is_refused_with_a_copy_hint(tmp_path: Path) -> None:
