@@ -10,7 +10,9 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from conftest import MINORS, ROOT, interpreter
+from e2e_python import MINORS, interpreter
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def git_describe() -> str:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from e2e_python import interpreter
 from e2e_task_env import clean_env, write_project
 from fakes import FakeServer, ToolSpec, Turn
 
@@ -130,8 +131,6 @@ def test_usage_error_is_json_and_exit_2(pyz: Path, tmp_path: Path) -> None:
 @pytest.mark.parametrize("minor", ["3.10", "3.12", "3.13"])
 def test_scripted_task_on_every_supported_python(pyz: Path, tmp_path: Path, minor: str) -> None:
     """The whole agent path (config, provider, tools, sandbox, session) on other Pythons."""
-    from conftest import interpreter
-
     python = interpreter(minor)
     ws = tmp_path / "repo"
     with FakeServer("openai", task_script()) as srv:
