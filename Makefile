@@ -18,14 +18,14 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff format --check reasonix tests bench scripts build_zipapp.py
-	$(VENV)/bin/ruff check reasonix tests bench scripts build_zipapp.py
+	$(VENV)/bin/ruff format --check reasonix tests bench build_zipapp.py
+	$(VENV)/bin/ruff check reasonix tests bench build_zipapp.py
 	$(VENV)/bin/mypy
-	$(PY) scripts/gen_contract.py --check
+	$(PY) -m reasonix.cli.gen_contract --check
 
 fmt: $(STAMP)
-	$(VENV)/bin/ruff format reasonix tests bench scripts build_zipapp.py
-	$(VENV)/bin/ruff check --fix reasonix tests bench scripts build_zipapp.py
+	$(VENV)/bin/ruff format reasonix tests bench build_zipapp.py
+	$(VENV)/bin/ruff check --fix reasonix tests bench build_zipapp.py
 
 build: $(STAMP)
 	$(PY) build_zipapp.py
@@ -39,7 +39,7 @@ run: build
 	$(PY) $(PYZ)
 
 contract: $(STAMP)
-	$(PY) scripts/gen_contract.py
+	$(PY) -m reasonix.cli.gen_contract
 
 bench: build
 	$(PY) bench/startup.py

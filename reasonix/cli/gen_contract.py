@@ -1,6 +1,6 @@
 """Regenerate docs/TOOL_CONTRACT.md and docs/TOOL_CONTRACT.zh-CN.md from the registry.
 
-Usage: python scripts/gen_contract.py [--check]
+Usage: python -m reasonix.cli.gen_contract [--check] [--docs DIR]   (``make contract``)
 
 --check writes nothing and exits 1 when a committed file differs from a fresh
 render (CI and the drift test use the same comparison).
@@ -12,20 +12,16 @@ import argparse
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))  # run from a checkout without installing
-
-from reasonix.tool import Registry  # noqa: E402
-from reasonix.tool.builtin import load_all  # noqa: E402
-from reasonix.tool.contract import CONTRACT_FILES, drifted, render_contract  # noqa: E402
+from reasonix.tool import Registry
+from reasonix.tool.builtin import load_all
+from reasonix.tool.contract import CONTRACT_FILES, drifted, render_contract
 
 
 def main(argv: list[str] | None = None) -> int:
     """Write (or with --check, verify) the contract documents; returns the exit code."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="verify only; exit 1 on drift")
-    parser.add_argument("--docs", default=str(ROOT / "docs"), help="output directory")
+    parser.add_argument("--docs", default="docs", help="output directory (default: ./docs)")
     args = parser.parse_args(argv)
     docs = Path(args.docs)
     load_all()
@@ -33,7 +29,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.check:
         stale = drifted(registry, docs)
         for name in stale:
-            sys.stderr.write(f"{name} is out of date; run: python scripts/gen_contract.py\n")
+            sys.stderr.write(f"{name} is out of date; run: make contract\n")
         return 1 if stale else 0
     docs.mkdir(parents=True, exist_ok=True)
     for name, lang in CONTRACT_FILES.items():
