@@ -204,13 +204,19 @@ def run_in_worker(
 
     worker = threading.Thread(target=work, name="reasonix-tools", daemon=True)
     worker.start()
+    drained = False
     try:
         while (event := events.get()) is not None:
             yield event
             if isinstance(event, ApprovalRequested):
                 event.answer(None)  # unanswered means deny; a no-op when answered
+        drained = True
     finally:
-        if worker.is_alive():
+        # Only an early close (the consumer stopped listening) cancels the calls.
+        # `worker.is_alive()` is no test: the worker is still alive for a moment
+        # after it queued the final None, and cancelling then aborted a turn that
+        # had just succeeded.
+        if not drained:
             cancel.cancel("turn closed")
         worker.join()
     return results

@@ -44,9 +44,9 @@ USAGE = {
 }
 
 
-def task_script() -> list[Turn]:
+def task_script(python: str = sys.executable) -> list[Turn]:
     fix = '{"path": "calc.py", "old_string": "return a - b", "new_string": "return a + b"}'
-    cmd = json.dumps({"command": f"{sys.executable} test_calc.py", "justification": "run test"})
+    cmd = json.dumps({"command": f"{python} test_calc.py", "justification": "run test"})
     return [
         Turn.tools([ToolSpec("read_file", '{"path": "calc.py"}')], text="Reading calc.py."),
         Turn.tools([ToolSpec("edit_file", fix)], reasoning="add subtracts; fix it"),
@@ -133,7 +133,8 @@ def test_scripted_task_on_every_supported_python(pyz: Path, tmp_path: Path, mino
     """The whole agent path (config, provider, tools, sandbox, session) on other Pythons."""
     python = interpreter(minor)
     ws = tmp_path / "repo"
-    with FakeServer("openai", task_script()) as srv:
+    # the model's bash runs the test with the same interpreter the archive runs on
+    with FakeServer("openai", task_script(python)) as srv:
         setup(ws, "openai", srv.url)
         proc = subprocess.run(
             [python, str(pyz), "run", "--output-format", "json", "-y", "fix add()"],
