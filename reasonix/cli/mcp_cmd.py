@@ -19,7 +19,6 @@ that would leave the file unparsable is refused and the file left as it was.
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import re
 import sys
@@ -320,28 +319,17 @@ def _remove(args: argparse.Namespace) -> int:
 
 
 # -- OAuth ---------------------------------------------------------------------------
-def _optional(module: str) -> Any:
-    # The OAuth modules are another helper's; until they land, import them by
-    # name only and report "not implemented yet".
-    try:
-        return importlib.import_module(module)
-    except ImportError:
-        return None
-
-
 def _prune_oauth(servers: dict[str, Any]) -> None:
-    store = _optional("reasonix.plugin.mcp.oauth_store")
-    if store is not None:
-        # MCP-8: a removed declaration takes its OAuth state along, unless the
-        # declaration now in effect points at the same resource.
-        store.prune_store({n: s.url for n, s in servers.items() if s.url})
+    from reasonix.plugin.mcp import oauth_store
+
+    # MCP-8: a removed declaration takes its OAuth state along, unless the
+    # declaration now in effect points at the same resource.
+    oauth_store.prune_store({n: s.url for n, s in servers.items() if s.url})
 
 
 def _oauth(action: str, args: argparse.Namespace) -> int:
-    flow = _optional("reasonix.cli.mcp_auth")
-    if flow is None:
-        print("reasonix: not implemented yet: MCP OAuth", file=sys.stderr)
-        return 2
+    from reasonix.cli import mcp_auth as flow
+
     if action == "logout":
         return int(flow.logout(args.name, Path.cwd()))
     return int(

@@ -277,12 +277,28 @@ def _naming_file(cfg: Config, dotted: str) -> Iterator[None]:
 def _scope_gate(roots: list[Path], workspace: Path, approver: EventApprover | None) -> Any:
     """CFG-13/14: the run's write-scope gate; its questions reuse the tool-approval flow.
 
-    The four answers map onto once / this session / always (saved into the
-    project ``[sandbox].allow_write``) / deny. ``approver`` None = headless:
-    the gate refuses and names ``--add-dir``.
+    ``approver`` None = headless: the gate refuses and names ``--add-dir``.
     """
     from reasonix import permission
     from reasonix.config import paths, tomledit
+
+    def persist(directory: str) -> None:
+        tomledit.append_to_array(workspace / "reasonix.toml", "sandbox", "allow_write", directory)
+
+    return permission.ScopeGate(
+        roots=[str(r) for r in roots],
+        protected=[str(paths.state_dir()), str(paths.home_dir())],
+        approver=_scope_question(approver) if approver is not None else None,
+        persist=persist,
+    )
+
+
+def _scope_question(approver: EventApprover) -> Callable[[Any], Any]:
+    """Ask a write-scope question as a tool approval: once / session / always / deny.
+
+    "Always" means "save into the project ``[sandbox].allow_write``".
+    """
+    from reasonix import permission
 
     answers = {
         permission.ApprovalChoice.ONCE: permission.ScopeChoice.ONCE,
@@ -291,7 +307,6 @@ def _scope_gate(roots: list[Path], workspace: Path, approver: EventApprover | No
     }
 
     def ask(request: Any) -> Any:
-        assert approver is not None
         reason = request.justification + (f" — {request.warning}" if request.warning else "")
         choice = approver(
             permission.ApprovalRequest(
@@ -305,15 +320,7 @@ def _scope_gate(roots: list[Path], workspace: Path, approver: EventApprover | No
         )
         return answers.get(choice, permission.ScopeChoice.DENY)
 
-    def persist(directory: str) -> None:
-        tomledit.append_to_array(workspace / "reasonix.toml", "sandbox", "allow_write", directory)
-
-    return permission.ScopeGate(
-        roots=[str(r) for r in roots],
-        protected=[str(paths.state_dir()), str(paths.home_dir())],
-        approver=ask if approver is not None else None,
-        persist=persist,
-    )
+    return ask
 
 
 def _tool_context(
