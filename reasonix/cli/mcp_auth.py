@@ -23,13 +23,14 @@ from reasonix.config.model import McpServerConfig
 from reasonix.errors import ConfigError, ReasonixError
 from reasonix.plugin.mcp import oauth_store
 from reasonix.plugin.mcp.oauth import HTTP_TYPES
+from reasonix.plugin.mcp.oauth_client import ClientInfo
 from reasonix.plugin.mcp.oauth_flow import (
     AUTHORIZE_TIMEOUT,
     authorize,
     authorize_enterprise,
     probe,
 )
-from reasonix.plugin.mcp.oauth_meta import Challenge, ClientInfo
+from reasonix.plugin.mcp.oauth_meta import Challenge
 from reasonix.plugin.mcp.oauth_store import OAuthState
 
 __all__ = ["auth", "logout"]

@@ -44,12 +44,12 @@ ARGUMENTS = {"add_numbers": {"a": 5, "b": 3}}
 
 
 def _oauth() -> tuple[Any, Any, Any] | None:
-    """The OAuth modules (hook, flow, metadata types), or None before they exist."""
+    """The OAuth modules (hook, flow, client types), or None where they cannot load."""
     try:
         return (
             importlib.import_module("reasonix.plugin.mcp.oauth"),
             importlib.import_module("reasonix.plugin.mcp.oauth_flow"),
-            importlib.import_module("reasonix.plugin.mcp.oauth_meta"),
+            importlib.import_module("reasonix.plugin.mcp.oauth_client"),
         )
     except ImportError:
         return None

@@ -25,9 +25,9 @@ from reasonix.plugin.mcp import oauth_store
 from reasonix.plugin.mcp.client import McpClient
 from reasonix.plugin.mcp.connect import ConnectOptions, open_client
 from reasonix.plugin.mcp.oauth import OAuthAuth, auth_for
+from reasonix.plugin.mcp.oauth_client import client_auth
 from reasonix.plugin.mcp.oauth_flow import authorize, exchange_code, probe, refresh
 from reasonix.plugin.mcp.oauth_http import post_form
-from reasonix.plugin.mcp.oauth_meta import client_auth
 
 pytestmark = pytest.mark.interop
 

@@ -22,6 +22,14 @@ from reasonix.cli import mcp_auth
 from reasonix.errors import PluginError
 from reasonix.plugin.mcp import oauth_flow, oauth_store
 from reasonix.plugin.mcp.oauth import OAuthAuth
+from reasonix.plugin.mcp.oauth_client import (
+    ClientInfo,
+    choose_grant,
+    id_jag_request,
+    jwt_bearer_request,
+    metadata_document_client,
+    parse_id_jag,
+)
 from reasonix.plugin.mcp.oauth_http import HttpAnswer
 from reasonix.plugin.mcp.oauth_meta import (
     GRANT_CLIENT_CREDENTIALS,
@@ -29,13 +37,7 @@ from reasonix.plugin.mcp.oauth_meta import (
     GRANT_JWT_BEARER,
     TOKEN_TYPE_ID_JAG,
     AsMetadata,
-    ClientInfo,
-    choose_grant,
-    id_jag_request,
-    jwt_bearer_request,
-    metadata_document_client,
     parse_as_metadata,
-    parse_id_jag,
 )
 
 MCP = "https://mcp.example/mcp"

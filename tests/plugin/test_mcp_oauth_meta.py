@@ -8,24 +8,26 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from reasonix.errors import PluginError
+from reasonix.plugin.mcp.oauth_client import (
+    ClientInfo,
+    client_auth,
+    parse_registration,
+    registration_body,
+)
 from reasonix.plugin.mcp.oauth_meta import (
     AsMetadata,
     Challenge,
-    ClientInfo,
     Pkce,
     ResourceMetadata,
     as_metadata_urls,
     authorization_url,
     canonical_resource,
     challenge_from_headers,
-    client_auth,
     make_pkce,
     make_state,
     parse_as_metadata,
-    parse_registration,
     parse_resource_metadata,
     parse_www_authenticate,
-    registration_body,
     resource_covers,
     resource_metadata_urls,
     s256,

@@ -7,7 +7,8 @@ import stat
 from pathlib import Path
 
 from reasonix.plugin.mcp import oauth_store
-from reasonix.plugin.mcp.oauth_meta import AsMetadata, ClientInfo
+from reasonix.plugin.mcp.oauth_client import ClientInfo
+from reasonix.plugin.mcp.oauth_meta import AsMetadata
 from reasonix.plugin.mcp.oauth_store import OAuthState, Tokens
 
 META = AsMetadata("https://as.example", "https://as.example/a", "https://as.example/t")

@@ -11,7 +11,7 @@ The HTTP transports call :meth:`OAuthAuth.headers` before every request and
 :meth:`OAuthAuth.on_status` on a 401/403. Authorization itself starts only
 when the user asks (``reasonix mcp auth SERVER``); without stored
 credentials a 401 becomes a :class:`~reasonix.errors.PluginError` that says
-so. Module map: ``oauth_meta`` (I/O-free rules), ``oauth_http`` (urllib
+so. Module map: ``oauth_meta`` and ``oauth_client`` (I/O-free rules), ``oauth_http`` (urllib
 requests), ``oauth_store`` (the 0600 files), ``oauth_flow`` (authorize,
 refresh).
 """

@@ -26,6 +26,17 @@ from reasonix.cancel import Cancel
 from reasonix.errors import PluginError
 from reasonix.plugin.mcp import oauth_store
 from reasonix.plugin.mcp.httpwire import same_origin
+from reasonix.plugin.mcp.oauth_client import (
+    ClientInfo,
+    choose_grant,
+    client_auth,
+    id_jag_request,
+    jwt_bearer_request,
+    metadata_document_client,
+    parse_id_jag,
+    parse_registration,
+    registration_body,
+)
 from reasonix.plugin.mcp.oauth_http import get_json, oauth_error, post_form, post_json
 from reasonix.plugin.mcp.oauth_meta import (
     GRANT_CLIENT_CREDENTIALS,
@@ -33,25 +44,16 @@ from reasonix.plugin.mcp.oauth_meta import (
     GRANT_JWT_BEARER,
     AsMetadata,
     Challenge,
-    ClientInfo,
     ResourceMetadata,
     as_metadata_urls,
     authorization_url,
     canonical_resource,
-    choose_grant,
-    client_auth,
-    id_jag_request,
-    jwt_bearer_request,
     legacy_default_metadata,
     make_pkce,
     make_state,
-    metadata_document_client,
     parse_as_metadata,
-    parse_id_jag,
-    parse_registration,
     parse_resource_metadata,
     parse_www_authenticate,
-    registration_body,
     resource_metadata_urls,
     select_scopes,
     union_scopes,
@@ -346,7 +348,7 @@ def authorize(
     scopes granted before and scopes a refused step-up asked for are added,
     so re-authorising never loses access. ``client`` is a pre-configured
     client (no registration). ``grant`` (``auto``, ``authorization_code``,
-    ``client_credentials``): see :func:`~.oauth_meta.choose_grant`; the
+    ``client_credentials``): see :func:`~.oauth_client.choose_grant`; the
     client credentials grant needs no browser and ``open_url`` is not called.
     ``client_metadata_url`` is our Client ID Metadata Document: without a
     pre-configured client it is the client id when the AS advertises

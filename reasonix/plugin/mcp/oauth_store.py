@@ -27,7 +27,8 @@ from typing import Any
 from reasonix.config.atomic import write_atomic
 from reasonix.config.paths import home_dir
 from reasonix.errors import PluginError
-from reasonix.plugin.mcp.oauth_meta import AsMetadata, ClientInfo, canonical_resource
+from reasonix.plugin.mcp.oauth_client import ClientInfo
+from reasonix.plugin.mcp.oauth_meta import AsMetadata, canonical_resource
 
 __all__ = [
     "OAuthState",
