@@ -21,6 +21,8 @@ CORE = "core"
 ALLOWED: dict[str, set[str]] = {
     "cli": {
         "serve",
+        "acp",
+        "boot",
         "agent",
         "command",
         "plugin",
@@ -31,7 +33,11 @@ ALLOWED: dict[str, set[str]] = {
         "remote",
         CORE,
     },
-    "serve": {"agent", "command", "plugin", "config", "tool", "provider", "permission", CORE},
+    "serve": {"boot", "agent", "command", "plugin", "config", "tool", "provider", "permission",
+              CORE},
+    "acp": {"boot", "agent", "command", "plugin", "config", "tool", "provider", "permission",
+            CORE},
+    "boot": {"agent", "command", "plugin", "config", "tool", "provider", "permission", CORE},
     "agent": {"command", "plugin", "config", "tool", "provider", "permission", CORE},
     "command": {"config", "tool", "provider", "permission", CORE},
     "plugin": {"config", "tool", "provider", "permission", CORE},
@@ -41,7 +47,7 @@ ALLOWED: dict[str, set[str]] = {
     "config": {CORE},
     "remote": {CORE},
     CORE: {CORE},
-}
+}  # fmt: skip
 # Built-in children that register themselves; their parent package's own
 # modules must never import them (ARCH-3).
 BUILTIN_CHILDREN = {
@@ -155,6 +161,30 @@ def test_no_cycles_between_top_level_packages() -> None:
 
     for node in sorted(graph):
         visit(node, [])
+
+
+def test_only_frontends_import_boot() -> None:
+    """boot is the composition root: cli, serve and acp build through it; nothing below
+    may import it (sub-agent spawns receive a factory from boot as a port instead)."""
+    importers = {layer for layer, allowed in ALLOWED.items() if "boot" in allowed}
+    assert importers == {"cli", "serve", "acp"}
+
+
+def test_frontends_never_construct_an_agent() -> None:
+    """One runtime, many frontends: no module outside boot/ and agent/ calls Agent(...)."""
+    problems = []
+    for path in all_modules():
+        layer = layer_of(module_name(path))
+        if layer in ("boot", "agent"):
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call):
+                fn = node.func
+                name = fn.attr if isinstance(fn, ast.Attribute) else getattr(fn, "id", "")
+                if name in ("Agent", "Coordinator"):
+                    problems.append(f"{path.relative_to(ROOT)}:{node.lineno}: builds {name}")
+    assert not problems, "\n".join(problems)
 
 
 def test_the_checker_catches_a_violation(tmp_path: Path) -> None:

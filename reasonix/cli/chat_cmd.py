@@ -31,8 +31,9 @@ from reasonix.agent.events import (
     ToolStart,
 )
 from reasonix.agent.telemetry import Telemetry
+from reasonix.boot import Runtime
 from reasonix.cancel import Cancel
-from reasonix.cli.setup_run import RunSetup, add_run_flags, build
+from reasonix.cli.setup_run import add_run_flags, build
 from reasonix.errors import ReasonixError
 from reasonix.permission import ApprovalChoice, ApprovalRequest
 
@@ -110,7 +111,7 @@ def execute(args: argparse.Namespace) -> int:
         setup.close()
 
 
-def _local_command(setup: RunSetup, text: str) -> str:
+def _local_command(setup: Runtime, text: str) -> str:
     """``/compact`` and ``/memory …``: act locally, never reach the model (CMD-1)."""
     from reasonix.agent.context import ContextManager
     from reasonix.agent.memory.catalog import Memory
@@ -118,7 +119,7 @@ def _local_command(setup: RunSetup, text: str) -> str:
 
     if text.startswith("/memory"):
         return run_memory_command(Memory.for_workspace(setup.workspace), text[len("/memory") :])
-    context = setup.agent.context
+    context = setup.context
     if not isinstance(context, ContextManager):
         return "compaction is not available in this session"
     cancel = Cancel()
@@ -131,7 +132,7 @@ def _local_command(setup: RunSetup, text: str) -> str:
         return "compact cancelled"
 
 
-def _banner(setup: RunSetup) -> None:
+def _banner(setup: Runtime) -> None:
     state = "resumed" if setup.resumed else "new"
     print(f"reasonix · {setup.resolved.ref} · {setup.workspace}")
     print(f"{state} session {setup.session.id} · /help for commands, Ctrl-D to leave")
@@ -161,13 +162,13 @@ class _TurnInterrupts:
         signal.signal(signal.SIGINT, self.previous)
 
 
-def _turn(setup: RunSetup, text: str) -> bool:
+def _turn(setup: Runtime, text: str) -> bool:
     """Run one turn; False when the user asked to leave mid-turn."""
     cancel = Cancel()
     view = _View()
-    before = len(setup.agent.telemetry.per_request)
+    before = len(setup.telemetry.per_request)
     try:
-        runner: Runner = setup.agent  # LOOP-7: the CLI sees only the Runner protocol
+        runner: Runner = setup.runner  # LOOP-7: the CLI sees only the Runner protocol
         with _TurnInterrupts(cancel):
             for event in runner.run(text, cancel):
                 if isinstance(event, ApprovalRequested):
@@ -177,7 +178,7 @@ def _turn(setup: RunSetup, text: str) -> bool:
     except KeyboardInterrupt:
         print("\n[left during a turn; the session is saved]")
         return False
-    turn = Telemetry(setup.agent.telemetry.per_request[before:])  # this turn's requests only
+    turn = Telemetry(setup.telemetry.per_request[before:])  # this turn's requests only
     if turn.per_request:
         line = f"[this turn: {turn.summary_line(setup.price)}]"
         print(f"\033[2m{line}\033[0m" if _tty() else line)

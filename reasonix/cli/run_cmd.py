@@ -36,9 +36,10 @@ from reasonix.agent.events import (
     ToolStart,
 )
 from reasonix.agent.telemetry import Telemetry
+from reasonix.boot import Runtime
 from reasonix.cancel import Cancel
 from reasonix.cli.output import EventLog, RunOutcome, event_json, redacted_event, result_object
-from reasonix.cli.setup_run import RunSetup, add_run_flags, build, read_prompt
+from reasonix.cli.setup_run import add_run_flags, build, read_prompt
 from reasonix.errors import Cancelled, ConfigError, ReasonixError, UsageError
 
 __all__ = ["configure", "execute"]
@@ -122,7 +123,7 @@ def execute(args: argparse.Namespace) -> int:
     outcome = RunOutcome()
     telemetry = Telemetry()
     price: dict[str, Any] | None = None
-    setup: RunSetup | None = None
+    setup: Runtime | None = None
     code = 1
     log = EventLog(None)
     guard = _Interrupts(None).__enter__()  # a signal outside the turn stops the run at once
@@ -134,7 +135,7 @@ def execute(args: argparse.Namespace) -> int:
         if getattr(args, "compact", False) and not (args.continue_ or args.resume is not None):
             raise UsageError("--compact needs -c/--continue or -r/--resume: a new session is empty")
         setup = build(args, interactive=False)
-        telemetry, price = setup.agent.telemetry, setup.price
+        telemetry, price = setup.telemetry, setup.price
         outcome.session_id, outcome.model = setup.session.id, setup.resolved.ref
         if fmt == "text" and not args.print_prompt:
             for note in setup.notices:
@@ -195,7 +196,7 @@ def _open_log(path: str | None) -> EventLog:
 
 
 def _drive(
-    setup: RunSetup,
+    setup: Runtime,
     prompt: str,
     args: argparse.Namespace,
     fmt: str,
@@ -204,13 +205,13 @@ def _drive(
 ) -> None:
     cancel = Cancel()
     quiet = bool(args.print_prompt) and fmt == "text"
-    tools = frozenset(setup.agent.registry.names())
+    tools = frozenset(setup.tool_names())
     with _Interrupts(cancel):
-        context = setup.agent.context
+        context = setup.context
         if getattr(args, "compact", False) and context is not None:
             done = context.compact(cancel)
             for usage in done.usage:  # the summary call is part of the run's cost
-                setup.agent.telemetry.add_usage(usage)
+                setup.telemetry.add_usage(usage)
             log.write({"event": "compaction", "status": done.status})
             detail = f"{done.status}: {done.detail}" if done.detail else done.status
             text = f"context manual: {done.tokens_before} -> {done.tokens_after} tokens ({detail})"
@@ -219,7 +220,7 @@ def _drive(
                 _emit_line(event_json(notice))
             elif fmt == "text" and not quiet:
                 _show_text(notice)
-        runner: Runner = setup.agent  # LOOP-7: the CLI sees only the Runner protocol
+        runner: Runner = setup.runner  # LOOP-7: the CLI sees only the Runner protocol
         for event in runner.run(prompt, cancel):
             log.write(redacted_event(event, tools))
             _collect(event, outcome)
@@ -291,7 +292,7 @@ def _finish(
 
 
 def _write_metrics(
-    path: str, result: dict[str, Any], telemetry: Telemetry, setup: RunSetup | None
+    path: str, result: dict[str, Any], telemetry: Telemetry, setup: Runtime | None
 ) -> None:
     from reasonix.agent.telemetry import usage_fields
 

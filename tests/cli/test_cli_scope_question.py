@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from reasonix.cli.setup_run import _scope_gate
+from reasonix.boot.permissions import scope_gate as _scope_gate
 from reasonix.permission import ApprovalChoice, ApprovalRequest
 
 

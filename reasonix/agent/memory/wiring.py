@@ -1,6 +1,6 @@
 """Memory, history and the tool-result pager for a parent controller's run.
 
-The run setup (``reasonix/cli/setup_run.py``) builds the tool registry
+The composition root (``reasonix/boot/runtime.py``) builds the tool registry
 *before* a session exists and keeps it for every session of the process
 (``/new``), because the tools schema must be byte-identical across requests,
 resumes and runs (the prefix-cache invariant). So nothing here holds a

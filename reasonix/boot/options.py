@@ -1,0 +1,101 @@
+"""What a frontend asks for: :class:`RuntimeOptions`, a typed form of the run flags.
+
+Every frontend (the line chat, the curses view, ``run``, ``serve``, ``acp``,
+Remote and every sub-agent spawn) says "a runtime for this workspace with
+these options" by filling this object and calling
+:func:`reasonix.boot.build_runtime`. ``cli`` only maps its argparse flags
+onto it; nothing here knows about argparse.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from reasonix.errors import UsageError
+
+__all__ = ["ABLATE_ARMS", "PERMISSION_MODES", "RuntimeOptions"]
+
+PERMISSION_MODES = (
+    "ask", "manual", "auto", "acceptEdits", "dontAsk", "plan", "bypassPermissions", "yolo",
+)  # fmt: skip
+ABLATE_ARMS = ("subagent", "planner", "retrieval", "compaction", "evidence", "none", "all")  # D17
+
+
+@dataclass
+class RuntimeOptions:
+    """The choices one runtime is built from; every field has a neutral default.
+
+    ``resume`` is None for "do not resume", ``""`` for the latest session and
+    any other text for an id, path or title query. ``interactive`` says
+    whether someone can answer approval questions (a chat view, a browser, an
+    editor): False means headless, where every Ask fails closed.
+    """
+
+    workspace: Path | str | None = None  # None: the current directory
+    model: str | None = None
+    effort: str | None = None
+    max_steps: int | None = None
+    add_dirs: list[str] = field(default_factory=list)
+    continue_latest: bool = False
+    resume: str | None = None
+    copy: bool = False
+    allowed_tools: list[str] = field(default_factory=list)
+    permission_mode: str | None = None
+    yolo: bool = False
+    auto: bool = False
+    ablate: str | list[str] | None = None
+    mcp_debug: str | None = None
+    interactive: bool = False
+    # extra config overrides as dotted keys (flag precedence), for frontends that set more
+    overrides: dict[str, Any] = field(default_factory=dict)
+
+    def mode(self) -> str | None:
+        """The permission posture the flags ask for (None: the configured one)."""
+        if self.yolo:
+            return "bypassPermissions"
+        if self.auto:
+            return "auto"
+        if self.permission_mode is not None and self.permission_mode not in PERMISSION_MODES:
+            raise UsageError(
+                f"unknown permission mode {self.permission_mode!r}; "
+                f"known: {', '.join(PERMISSION_MODES)}"
+            )
+        return "ask" if self.permission_mode == "manual" else self.permission_mode
+
+    def resolved_workspace(self) -> Path:
+        """The workspace directory, resolved; a UsageError when it is not a directory."""
+        raw = self.workspace
+        ws = Path(raw).expanduser() if raw else Path.cwd()
+        if not ws.is_dir():
+            raise UsageError(f"--dir {raw}: not a directory")
+        return ws.resolve()
+
+    def arms(self) -> list[str]:
+        """The ``--ablate`` arms, validated (D17)."""
+        raw = self.ablate or ""
+        items = raw.split(",") if isinstance(raw, str) else list(raw)
+        arms = [a.strip() for a in items if a.strip()]
+        unknown = [a for a in arms if a not in ABLATE_ARMS]
+        if unknown:
+            raise UsageError(
+                f"--ablate: unknown arm(s) {', '.join(unknown)}; known: {', '.join(ABLATE_ARMS)}"
+            )
+        return arms
+
+    def config_flags(self, workspace: Path) -> dict[str, Any]:
+        """The flag layer of the config merge (flag > project > home > defaults)."""
+        add_dirs = [str((workspace / d).resolve()) for d in self.add_dirs]
+        for d in add_dirs:
+            if not Path(d).is_dir():
+                raise UsageError(f"--add-dir {d}: not a directory")
+        flags: dict[str, Any] = {
+            "default_model": self.model,
+            "agent.effort": self.effort,
+            "agent.max_steps": self.max_steps,
+            "permissions.mode": self.mode(),
+            "sandbox.allow_write": add_dirs or None,
+        }
+        flags.update(self.overrides)
+        return flags

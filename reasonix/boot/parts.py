@@ -1,0 +1,100 @@
+"""The model side of a runtime: provider, tool registry, price, context manager, budget."""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import importlib
+from typing import Any
+
+from reasonix.agent.budget import OutputBudget
+from reasonix.agent.memory.wiring import MEMORY_TOOL_NAMES
+from reasonix.agent.session import Session
+from reasonix.config.model import Config, ResolvedModel
+from reasonix.errors import ConfigError
+from reasonix.tool import Registry
+
+from .permissions import naming_file
+
+__all__ = [
+    "SUBAGENT_TOOLS",
+    "budget_for",
+    "build_provider",
+    "build_registry",
+    "context_for",
+    "price_for_model",
+]  # fmt: skip
+
+SUBAGENT_TOOLS = ("task", "read_only_task", "fleet", "parallel_tasks")  # SUB-28
+
+
+def build_provider(resolved: ResolvedModel) -> Any:
+    """The provider for ``resolved``, its kind imported on demand (ARCH-3); key required."""
+    from reasonix import provider
+    from reasonix.config import require_api_key
+
+    p = resolved.provider
+    if not (p.request_url or p.base_url or (p.kind == "openai" and p.chat_url)):
+        raise ConfigError(
+            f"provider {p.name!r} has no base_url (or request_url); say where to send requests",
+            file=p.source if p.source not in ("built-in", "flag") else None,
+            key="providers.base_url",
+        )
+    require_api_key(resolved.provider)
+    kind = resolved.provider.kind
+    with contextlib.suppress(ImportError):  # built-in kinds register when imported (ARCH-3)
+        importlib.import_module(f"reasonix.provider.{kind}")
+    return provider.new(kind, resolved.provider)
+
+
+def build_registry(cfg: Config, ablate: list[str]) -> Registry:
+    """The enabled built-in tools (memory and plugin tools are added later)."""
+    from reasonix.tool import builtin
+
+    builtin.load_all()
+    # The memory tools are nameable in [tools].enabled too; they are added by the runtime.
+    names = [n for n in cfg.tools.enabled if n not in MEMORY_TOOL_NAMES]
+    with naming_file(cfg, "tools.enabled"):
+        reg = Registry() if cfg.tools.enabled and not names else Registry.from_builtins(names)
+    if "subagent" in ablate or "all" in ablate:
+        for name in SUBAGENT_TOOLS:
+            reg.remove(name)
+    return reg
+
+
+def price_for_model(resolved: ResolvedModel) -> dict[str, Any] | None:
+    """The model's price per million tokens (own config first, then the presets)."""
+    from reasonix.config.presets import price_for
+
+    own = resolved.provider.prices.get(resolved.model)
+    if own:
+        return dict(own)
+    price = price_for(resolved.provider.name, resolved.model)
+    return dataclasses.asdict(price) if price is not None else None
+
+
+def context_for(
+    cfg: Config, resolved: ResolvedModel, provider: Any, system: str, reg: Registry, s: Session
+) -> Any:
+    """The session's context manager (compaction over the transcript's projection)."""
+    from reasonix.agent.context import ContextManager
+    from reasonix.provider.types import ToolSchema
+
+    window = resolved.provider.context_window_for(resolved.model)
+    tools = [ToolSchema(**t) for t in reg.schemas()]
+    return ContextManager(
+        provider, resolved.model, window, cfg.agent.compact_ratio, system, tools, s
+    )
+
+
+def budget_for(resolved: ResolvedModel) -> OutputBudget:
+    """The session's output budget (PROV-11…15, D10)."""
+    from reasonix.provider.base import host_of
+
+    p, model = resolved.provider, resolved.model
+    return OutputBudget(
+        p.max_output_tokens_for(model),
+        kind=p.kind,
+        host=host_of(p.request_url or p.chat_url or p.base_url),
+        context_window=p.context_window_for(model),
+    )

@@ -1,0 +1,156 @@
+"""The run's permission gate, write-scope gate and tool context (CFG-10, CFG-13/14)."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from reasonix.agent.execute import EventApprover
+from reasonix.agent.session import Session
+from reasonix.config.model import Config
+from reasonix.errors import ConfigError
+from reasonix.tool import ToolContext
+
+__all__ = ["build_gate", "naming_file", "scope_gate", "tool_context"]
+
+
+@contextlib.contextmanager
+def naming_file(cfg: Config, dotted: str) -> Iterator[None]:
+    """Re-raise a ConfigError from a lower layer with the config file that set ``dotted``."""
+    try:
+        yield
+    except ConfigError as err:
+        if err.file:
+            raise
+        key = err.key or dotted
+        source = cfg.sources.get(key) or cfg.sources.get(dotted, "")
+        file = source if source not in ("", "default", "flag") else None
+        raise ConfigError(err.detail, file=file, line=err.line, key=key) from err
+
+
+def build_gate(
+    cfg: Config, allowed_tools: list[str], approver: EventApprover | None, workspace: Path
+) -> Any:
+    """The permission gate; ``approver`` None means headless (Ask fails closed)."""
+    from reasonix import permission
+    from reasonix.config import paths, tomledit
+
+    with naming_file(cfg, "permissions.allow"):
+        policy = permission.Policy(
+            mode=cfg.permissions.mode,
+            allow=cfg.permissions.allow,
+            ask=cfg.permissions.ask,
+            deny=cfg.permissions.deny,
+            allow_dynamic_bash=cfg.permissions.allow_dynamic_bash,
+            workspace=workspace,
+            protected=[paths.user_config_path()],  # the user config steers every run
+        )
+    extra = permission.parse_allowed_tools(allowed_tools)
+    if extra:
+        policy = policy.with_allow(extra)
+
+    def persist(rule: str) -> None:  # D3: "always allow" goes to the project reasonix.toml
+        tomledit.append_to_array(workspace / "reasonix.toml", "permissions", "allow", rule)
+
+    return permission.Gate(policy, approver, persist)
+
+
+def scope_gate(roots: list[Path], workspace: Path, approver: EventApprover | None) -> Any:
+    """CFG-13/14: the run's write-scope gate; its questions reuse the tool-approval flow.
+
+    ``approver`` None = headless: the gate refuses and names ``--add-dir``.
+    """
+    from reasonix import permission
+    from reasonix.config import paths, tomledit
+
+    def persist(directory: str) -> None:
+        tomledit.append_to_array(workspace / "reasonix.toml", "sandbox", "allow_write", directory)
+
+    return permission.ScopeGate(
+        roots=[str(r) for r in roots],
+        protected=[str(paths.state_dir()), str(paths.home_dir())],
+        approver=_scope_question(approver) if approver is not None else None,
+        persist=persist,
+    )
+
+
+def _scope_question(approver: EventApprover) -> Callable[[Any], Any]:
+    """Ask a write-scope question as a tool approval: once / session / always / deny.
+
+    "Always" means "save into the project ``[sandbox].allow_write``".
+    """
+    from reasonix import permission
+
+    answers = {
+        permission.ApprovalChoice.ONCE: permission.ScopeChoice.ONCE,
+        permission.ApprovalChoice.SESSION: permission.ScopeChoice.SESSION,
+        permission.ApprovalChoice.ALWAYS: permission.ScopeChoice.PROJECT,
+    }
+
+    def ask(request: Any) -> Any:
+        reason = request.justification + (f" — {request.warning}" if request.warning else "")
+        choice = approver(
+            permission.ApprovalRequest(
+                tool_name="write scope",
+                summary=f"make {request.path} writable",
+                args={"path": request.path},
+                choices=tuple(permission.ApprovalChoice),
+                suggested_rule=f"[sandbox].allow_write += {request.path}",
+                reason=reason,
+            )
+        )
+        return answers.get(choice, permission.ScopeChoice.DENY)
+
+    return ask
+
+
+def tool_context(
+    cfg: Config,
+    workspace: Path,
+    session: Session,
+    headless: bool,
+    approver: EventApprover | None = None,
+) -> ToolContext:
+    """The tools' view of the run: roots, forbidden paths, sandbox, secrets to hide."""
+    from reasonix.config import paths
+    from reasonix.permission.sandbox import SandboxSettings
+
+    # [sandbox].workspace_root may widen or move the root the tools are confined to (CFG-10).
+    workspace = Path(cfg.sandbox.workspace_root or workspace)
+    if not workspace.is_dir():
+        source = cfg.sources.get("sandbox.workspace_root", "")
+        raise ConfigError(
+            f"{workspace} is not a directory",
+            file=source if source not in ("", "default", "flag") else None,
+            key="sandbox.workspace_root",
+        )
+    roots = [workspace, *(Path(p) for p in cfg.sandbox.allow_write)]
+    forbid = [Path(p) for p in cfg.sandbox.forbid_read]
+    sandbox = SandboxSettings(
+        cfg.sandbox.bash,
+        workspace,
+        roots,
+        forbid,
+        cfg.sandbox.network,
+        # the agent's own state and config stay read-only even inside a write root
+        read_only=[paths.state_dir(), paths.home_dir()],
+    )
+    return ToolContext(
+        workspace=workspace,
+        cwd=workspace,
+        write_roots=roots,
+        forbid_read=forbid,
+        bash_timeout=cfg.tools.bash_timeout_seconds,
+        sandbox=sandbox,
+        session_id=session.id,
+        state_dir=paths.state_dir(),
+        config_dir=paths.home_dir(),
+        headless=headless,
+        # provider keys never reach the model's shell (a `printenv` would leak them)
+        extra={
+            "secret_env": sorted({p.api_key_env for p in cfg.providers if p.api_key_env}),
+            "write_scope": scope_gate(roots, workspace, None if headless else approver),
+        },
+    )

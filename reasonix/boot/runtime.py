@@ -1,0 +1,244 @@
+"""The one composition root: :func:`build_runtime` turns options into a ready runtime.
+
+config → resolved model → provider → tool Registry → Gate/policy → ToolContext →
+session → MCP manager → memory/recall → context manager → Runner. Every
+frontend (line chat, curses view, ``run``, ``serve``, ``acp``, Remote) and
+every sub-agent spawn builds through here and then only consumes Runner
+events; none of them assembles an agent itself.
+
+The parent controller also gets memory (spec §3.6): the ``memory``,
+``remember``, ``forget`` and ``history`` tools, ``use_capability`` with the
+``session``/``tool_result`` pager (always present, MCP servers or not), and
+auto-recall on each user turn. The registry is built once per runtime, so
+these tools find the session in use through ``current`` (``/new`` moves it).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from reasonix.agent.events import Runner
+from reasonix.agent.execute import EventApprover
+from reasonix.agent.instructions import instruction_block, load_instructions
+from reasonix.agent.loop import Agent
+from reasonix.agent.memory.catalog import Memory
+from reasonix.agent.memory.recall import Recaller
+from reasonix.agent.memory.wiring import controller_tools, memory_extra, tool_result_capability
+from reasonix.agent.prompt import system_prompt
+from reasonix.agent.session import Session
+from reasonix.config.model import Config, ResolvedModel
+from reasonix.tool import Registry, ToolContext
+
+from .options import RuntimeOptions
+from .parts import budget_for, build_provider, build_registry, context_for, price_for_model
+from .permissions import build_gate, tool_context
+from .plugins import start_plugins
+from .sessions import open_session
+
+__all__ = ["Runtime", "build_runtime"]
+
+
+class Runtime:
+    """A ready runtime for one workspace: its session, Runner and what they were built from.
+
+    Frontends read :attr:`runner` (the Runner protocol) and the descriptive
+    attributes; the methods below are the only ways to change a live runtime
+    (``/new``, ``/resume``, ``/model``, ``/effort``, the mode cycle). Call
+    :meth:`close` when done: it stops plugins and releases the session lease.
+    """
+
+    def __init__(
+        self,
+        *,
+        options: RuntimeOptions,
+        config: Config,
+        resolved: ResolvedModel,
+        workspace: Path,
+        provider: Any,
+        registry: Registry,
+        gate: Any,
+        tool_ctx: ToolContext,
+        approver: EventApprover,
+        meta: dict[str, Any],
+        instructions: str,
+        recaller: Recaller,
+        current: list[Session],
+        ablate: list[str],
+        notices: list[str],
+    ) -> None:
+        self.options, self.config, self.resolved = options, config, resolved
+        self.workspace, self.provider, self.registry = workspace, provider, registry
+        self.gate, self.tool_ctx, self.approver = gate, tool_ctx, approver
+        self.meta, self.instructions, self.recaller = meta, instructions, recaller
+        self._current = current
+        self.ablate, self.notices = ablate, notices
+        self.price: dict[str, Any] | None = price_for_model(resolved)
+        self.mcp: Any = None  # the McpManager when MCP servers are configured
+        self.closers: list[Callable[[], None]] = []
+        self.resumed = False
+        self.session: Session = current[0]
+        self.agent: Agent = self._make_agent(self.session)
+
+    # -- what frontends read ---------------------------------------------------
+    @property
+    def runner(self) -> Runner:
+        """The Runner frontends drive (LOOP-7: they see only this protocol)."""
+        return self.agent
+
+    @property
+    def telemetry(self) -> Any:
+        """The session's request usage and counters (cost lines, ``--json``)."""
+        return self.agent.telemetry
+
+    @property
+    def context(self) -> Any:
+        """The context manager (``/compact``, ``--compact``, ``/status``), or None."""
+        return self.agent.context
+
+    def tool_names(self) -> list[str]:
+        """The names of the tools the model sees, sorted."""
+        return list(self.registry.names())
+
+    @property
+    def interactive(self) -> bool:
+        """True when an approver answers Ask decisions (chat view, browser, editor)."""
+        return bool(self.options.interactive)
+
+    @property
+    def mode(self) -> str:
+        """The permission posture in force now (``ask``, ``auto``, ``plan`` …)."""
+        return str(self.gate.policy.mode.value)
+
+    # -- changing a live runtime ---------------------------------------------------
+    def _make_agent(self, s: Session) -> Agent:
+        system = str(s.meta.get("system") or self.meta["system"])  # stable across resumes
+        self._current[0] = s
+        cfg, resolved = self.config, self.resolved
+        return Agent(
+            self.provider,
+            self.registry,
+            s,
+            model=resolved.model,
+            system=system,
+            tool_ctx=dataclasses.replace(self.tool_ctx, session_id=s.id),
+            gate=self.gate,
+            approver=self.approver,
+            max_steps=cfg.agent.max_steps,
+            temperature=cfg.agent.temperature,
+            effort=cfg.agent.effort,
+            instructions=self.instructions,
+            context=context_for(cfg, resolved, self.provider, system, self.registry, s),
+            budget=budget_for(resolved),
+            recall=self.recaller.recall_suffix,
+        )
+
+    def _switch_session(self, session: Session, resumed: bool) -> None:
+        old = self.session
+        self.session = session
+        try:
+            self.agent = self._make_agent(session)
+        except BaseException:
+            session.close()
+            self.session = old
+            self._current[0] = old
+            raise
+        old.close()
+        self.resumed = resumed
+
+    def new_session(self) -> None:
+        """Start a fresh session with the same setup (``/new``; the old one stays on disk)."""
+        self._switch_session(Session.create(self.workspace, self.meta), False)
+
+    def resume(self, path: Path) -> None:
+        """Continue the session stored at ``path`` (``/resume``)."""
+        if Path(path) == self.session.path:
+            return
+        self._switch_session(Session.open(Path(path)), True)
+
+    def switch_model(self, ref: str) -> ResolvedModel:
+        """Use another model from the next request on (``/model``); the session continues.
+
+        The prompt cache of the old model does not carry over; the transcript does.
+        """
+        resolved = self.config.resolve_model(ref)
+        provider = build_provider(resolved)
+        effort = self.agent.effort
+        self.resolved, self.provider = resolved, provider
+        self.price = price_for_model(resolved)
+        self.meta["model"] = resolved.ref
+        telemetry = self.agent.telemetry
+        self.agent = self._make_agent(self.session)
+        self.agent.effort = effort
+        self.agent.telemetry = telemetry  # the session's cost keeps adding up
+        return resolved
+
+    def set_effort(self, level: str) -> None:
+        """Change the reasoning-effort hint from the next request on (``/effort``)."""
+        self.config.agent.effort = level
+        self.agent.effort = level
+
+    def set_mode(self, mode: str) -> str:
+        """Change the permission posture (Shift-Tab, ``/mode``); returns the mode in force."""
+        self.gate.policy = self.gate.policy.with_mode(mode)
+        return self.mode
+
+    def close(self) -> None:
+        """Stop plugins and release the session lease (idempotent)."""
+        for fn in reversed(self.closers):
+            with contextlib.suppress(Exception):
+                fn()
+        self.closers.clear()
+        self.session.close()
+
+
+def build_runtime(options: RuntimeOptions) -> Runtime:
+    """Build a ready runtime (raises ConfigError/UsageError/SessionError on bad input)."""
+    from reasonix import config as config_mod
+    from reasonix.config import paths
+
+    workspace = options.resolved_workspace()
+    ablate = options.arms()
+    cfg = config_mod.load(workspace, options.config_flags(workspace))
+    resolved = cfg.default_resolved()  # its errors name the file that set default_model
+    provider = build_provider(resolved)
+    registry = build_registry(cfg, ablate)
+    add_dirs = [Path(p) for p in cfg.sandbox.allow_write]
+    meta = {"system": system_prompt(workspace, add_dirs), "model": resolved.ref}
+    session, resumed = open_session(options, workspace, meta)
+    current = [session]  # the session the memory tools and the pager read
+    mcp: Any = None
+    notices: list[str] = list(cfg.warnings)
+    interactive = options.interactive
+    try:
+        approver = EventApprover()
+        gate = build_gate(cfg, options.allowed_tools, approver if interactive else None, workspace)
+        ctx = tool_context(cfg, workspace, session, not interactive, approver)
+        ctx.extra.update(memory_extra(cfg.permissions.mode, approver if interactive else None))
+        memory = Memory.for_workspace(workspace)
+        for tool in controller_tools(memory, workspace, lambda: current[0], cfg.tools.enabled):
+            registry.add(tool)
+        pager = tool_result_capability(lambda: current[0])
+        debug = Path(options.mcp_debug) if options.mcp_debug else None
+        mcp = start_plugins(cfg, registry, Path(ctx.workspace), notices, debug, [pager])
+        instructions = instruction_block(load_instructions(paths.home_dir(), workspace, Path.cwd()))
+        runtime = Runtime(
+            options=options, config=cfg, resolved=resolved, workspace=workspace,
+            provider=provider, registry=registry, gate=gate, tool_ctx=ctx, approver=approver,
+            meta=meta, instructions=instructions, recaller=Recaller(memory), current=current,
+            ablate=ablate, notices=notices,
+        )  # fmt: skip
+    except BaseException:
+        if mcp is not None:
+            with contextlib.suppress(Exception):
+                mcp.close()
+        session.close()
+        raise
+    runtime.resumed = resumed
+    if mcp is not None:
+        runtime.mcp = mcp
+        runtime.closers.append(mcp.close)
+    return runtime

@@ -1,0 +1,116 @@
+"""The composition root: one call builds a ready runtime from typed options.
+
+Real parts: the loopback fake provider, real sessions under the per-test home.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from fakes import FakeServer, Turn
+from reasonix.agent.events import Done, TextDelta
+from reasonix.boot import RuntimeOptions, build_runtime
+from reasonix.cancel import Cancel
+from reasonix.errors import ConfigError, UsageError
+
+
+def _project(ws: Path, url: str) -> None:
+    (ws / "reasonix.toml").write_text(
+        'default_model = "fake/fake-model"\n'
+        f'[[providers]]\nname = "fake"\nkind = "openai"\nbase_url = "{url}"\n'
+        'models = ["fake-model", "other-model"]\napi_key_env = "FAKE_PROVIDER_KEY"\n'
+    )
+
+
+@pytest.fixture
+def ws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("FAKE_PROVIDER_KEY", "sk-fake")
+    d = tmp_path / "ws"
+    d.mkdir()
+    return d
+
+
+def _turn(rt: object, text: str) -> list[object]:
+    return list(rt.runner.run(text, Cancel()))  # type: ignore[attr-defined]
+
+
+def test_one_call_gives_a_runtime_that_answers(ws: Path) -> None:
+    with FakeServer("openai", [Turn.text_only("hello there")]) as srv:
+        _project(ws, srv.url)
+        rt = build_runtime(RuntimeOptions(workspace=ws))
+        try:
+            events = _turn(rt, "hi")
+            assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "hello there"
+            assert isinstance(events[-1], Done)
+            assert rt.resolved.ref == "fake/fake-model" and not rt.interactive
+            assert rt.gate.headless and rt.mode == "ask"
+            assert {"read_file", "memory", "use_capability"} <= set(rt.tool_names())
+        finally:
+            rt.close()
+
+
+def test_continue_resumes_the_same_session(ws: Path) -> None:
+    with FakeServer("openai", [Turn.text_only("one"), Turn.text_only("two")]) as srv:
+        _project(ws, srv.url)
+        first = build_runtime(RuntimeOptions(workspace=ws))
+        sid = first.session.id
+        _turn(first, "first question")
+        first.close()
+        again = build_runtime(RuntimeOptions(workspace=ws, continue_latest=True))
+        try:
+            assert again.resumed and again.session.id == sid
+            _turn(again, "second question")
+            sent = [m["content"] for m in srv.requests[1].json["messages"] if m["role"] == "user"]
+            assert any("first question" in c for c in sent)
+        finally:
+            again.close()
+
+
+def test_switch_model_mode_effort_and_new_session(ws: Path) -> None:
+    with FakeServer("openai", [Turn.text_only("a"), Turn.text_only("b")]) as srv:
+        _project(ws, srv.url)
+        rt = build_runtime(RuntimeOptions(workspace=ws, interactive=True))
+        try:
+            assert not rt.gate.headless
+            _turn(rt, "q1")
+            sid = rt.session.id
+            assert rt.switch_model("fake/other-model").ref == "fake/other-model"
+            assert rt.set_mode("auto") == "auto" and rt.mode == "auto"
+            rt.set_effort("high")
+            _turn(rt, "q2")
+            assert srv.requests[1].json["model"] == "other-model"
+            assert rt.session.id == sid  # the session continues across a model switch
+            assert len(rt.telemetry.per_request) == 2  # the cost keeps adding up
+            rt.new_session()
+            assert rt.session.id != sid and not rt.resumed
+            rt.resume(Path(rt.session.path).with_name(f"{sid}.jsonl"))
+            assert rt.session.id == sid and rt.resumed
+        finally:
+            rt.close()
+
+
+@pytest.mark.parametrize(
+    ("opts", "needle"),
+    [
+        (RuntimeOptions(permission_mode="sideways"), "unknown permission mode"),
+        (RuntimeOptions(ablate="planner,nonsense"), "unknown arm"),
+        (RuntimeOptions(continue_latest=True), "no sessions yet"),
+        (RuntimeOptions(copy=True), "--copy needs"),
+        (RuntimeOptions(add_dirs=["missing-dir"]), "not a directory"),
+    ],
+)
+def test_bad_options_are_usage_errors(ws: Path, opts: RuntimeOptions, needle: str) -> None:
+    _project(ws, "http://127.0.0.1:9")
+    opts.workspace = ws
+    with pytest.raises(UsageError, match=needle):
+        build_runtime(opts)
+
+
+def test_a_missing_workspace_and_a_bad_model_are_reported(ws: Path) -> None:
+    with pytest.raises(UsageError, match="not a directory"):
+        build_runtime(RuntimeOptions(workspace=ws / "nope"))
+    _project(ws, "http://127.0.0.1:9")
+    with pytest.raises(ConfigError, match="unknown model"):
+        build_runtime(RuntimeOptions(workspace=ws, model="nosuch/thing/x y"))
