@@ -1,0 +1,151 @@
+"""The command layer's contract with its frontends (CMD-1…9, REF-1…7).
+
+Frontends (the line chat, the curses view, ``serve``, ``acp``) hold one
+:class:`CommandHost` — implemented over a live runtime in ``reasonix/boot`` —
+and hand every line that starts with ``/`` to the command registry. A command
+never reaches the model by itself (CMD-1): it returns a :class:`CommandResult`
+that says what the frontend should do next — show text, send an expanded
+prompt as the user turn (custom commands, MCP prompts), open a picker, ask for
+a confirmation, or leave.
+
+This module holds only the data types and Protocols, so every frontend and
+the registry can be written against it independently.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+__all__ = [
+    "CommandHost",
+    "CommandResult",
+    "Completion",
+    "PickerItem",
+]
+
+
+@dataclass(frozen=True)
+class Completion:
+    """One autocomplete candidate: what to insert and a one-line description."""
+
+    text: str  # e.g. "/help", "/git:commit", "@src/", "@fs:file:///a.txt"
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class PickerItem:
+    """One choice of a picker overlay (``/model``, ``/resume`` without an argument)."""
+
+    label: str
+    value: str  # passed back as the argument of ``CommandResult.picker_command``
+    description: str = ""
+
+
+@dataclass
+class CommandResult:
+    """What the frontend does after a command ran.
+
+    - ``text``: output to show (a local notice block; never sent to the model);
+    - ``prompt``: a user turn to send to the Runner now (custom command or MCP
+      prompt expansion, already with ``@`` references resolved or not —
+      the frontend resolves them as for typed text);
+    - ``picker`` + ``picker_command``: open a picker; the chosen item's value is
+      run as ``f"{picker_command} {value}"``;
+    - ``confirm`` + ``confirm_command``: ask yes/no first (``/clear``); "yes"
+      runs ``confirm_command``;
+    - ``exit``: leave the program;
+    - ``error``: True when ``text`` is an error message (unknown command, bad
+      arguments).
+    """
+
+    text: str = ""
+    prompt: str | None = None
+    picker: Sequence[PickerItem] = ()
+    picker_title: str = ""
+    picker_command: str = ""
+    confirm: str = ""
+    confirm_command: str = ""
+    exit: bool = False
+    error: bool = False
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class CommandHost(Protocol):
+    """What commands may read and change of the live runtime (implemented in boot).
+
+    Methods raise ReasonixError subclasses with a user-facing message on
+    failure; the registry turns those into ``CommandResult(error=True)``.
+    """
+
+    workspace: Path
+
+    def status(self) -> dict[str, Any]:
+        """Model, mode, session id, title, tokens, cost, context used/window, cache ratio."""
+        ...
+
+    def new_session(self) -> str:
+        """Start a new session (``/new``); returns its id."""
+        ...
+
+    def clear(self) -> str:
+        """``/clear``: start over in a new session (the old one stays on disk)."""
+        ...
+
+    def compact(self, focus: str) -> str:
+        """``/compact [focus]``: prune and summarise now; returns what it did."""
+        ...
+
+    def models(self) -> list[PickerItem]:
+        """The models ``/model`` can pick from."""
+        ...
+
+    def switch_model(self, ref: str) -> str:
+        """``/model REF``; returns the resolved reference."""
+        ...
+
+    def set_effort(self, level: str) -> str:
+        """``/effort LEVEL``; returns the level in force."""
+        ...
+
+    def effort(self) -> str:
+        """The reasoning-effort hint in force ("" when unset)."""
+        ...
+
+    def sessions(self) -> list[PickerItem]:
+        """This workspace's sessions for ``/resume`` (newest first)."""
+        ...
+
+    def resume(self, query: str) -> str:
+        """``/resume ID|TITLE``; returns the session id."""
+        ...
+
+    def memory(self, args: str) -> str:
+        """``/memory …``: run a memory sub-command and return its output."""
+        ...
+
+    def mcp_servers(self) -> list[dict[str, Any]]:
+        """Per server: name, state, tools, prompts, resources counts, error text."""
+        ...
+
+    def mcp_auth(self, name: str) -> str:
+        """``/mcp auth NAME``: (re)authorise an OAuth server; returns what happened."""
+        ...
+
+    def mcp_prompts(self) -> list[dict[str, Any]]:
+        """MCP prompts: server, name, description, arguments (CMD-6)."""
+        ...
+
+    def mcp_prompt(self, server: str, name: str, arguments: dict[str, str]) -> str:
+        """Render one MCP prompt (``prompts/get``) to the text of a user turn."""
+        ...
+
+    def mcp_resources(self) -> list[dict[str, Any]]:
+        """MCP resources: server, uri, name, description (for ``@server:uri``)."""
+        ...
+
+    def read_resource(self, server: str, uri: str) -> str:
+        """``resources/read`` of one MCP resource, as text (REF-5)."""
+        ...
