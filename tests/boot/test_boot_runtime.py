@@ -8,8 +8,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from fakes import FakeServer, Turn
+
 from reasonix.agent.events import Done, TextDelta
 from reasonix.boot import RuntimeOptions, build_runtime
 from reasonix.cancel import Cancel
