@@ -33,6 +33,7 @@ from reasonix.agent.events import (
 from reasonix.agent.telemetry import Telemetry
 from reasonix.boot import Runtime
 from reasonix.cancel import Cancel
+from reasonix.cli.safe_text import printable
 from reasonix.cli.setup_run import add_run_flags, build
 from reasonix.errors import ReasonixError
 from reasonix.permission import ApprovalChoice, ApprovalRequest
@@ -80,7 +81,7 @@ def execute(args: argparse.Namespace) -> int:
     try:
         _banner(setup)
         if getattr(args, "compact", False):  # `reasonix -c --compact`: compact, then chat
-            print(_local_command(setup, "/compact"))
+            print(printable(_local_command(setup, "/compact")))
         while True:
             try:
                 line = input("› ")
@@ -103,7 +104,7 @@ def execute(args: argparse.Namespace) -> int:
                 print(f"new session {setup.session.id}")
                 continue
             if text == "/compact" or text == "/memory" or text.startswith("/memory "):
-                print(_local_command(setup, text))
+                print(printable(_local_command(setup, text)))
                 continue
             if not _turn(setup, line):
                 return 1
@@ -134,10 +135,10 @@ def _local_command(setup: Runtime, text: str) -> str:
 
 def _banner(setup: Runtime) -> None:
     state = "resumed" if setup.resumed else "new"
-    print(f"reasonix · {setup.resolved.ref} · {setup.workspace}")
+    print(printable(f"reasonix · {setup.resolved.ref} · {setup.workspace}"))
     print(f"{state} session {setup.session.id} · /help for commands, Ctrl-D to leave")
     for note in setup.notices:
-        print(f"[{note}]")
+        print(printable(f"[{note}]"))
 
 
 class _TurnInterrupts:
@@ -206,7 +207,7 @@ class _View:
             if self.thinking:
                 self._newline()
                 self.thinking = False
-            sys.stdout.write(event.text)
+            sys.stdout.write(printable(event.text))
             sys.stdout.flush()
             self.mid_line = not event.text.endswith("\n")
         elif isinstance(event, ReasoningDelta):
@@ -214,29 +215,30 @@ class _View:
                 self._newline()
                 sys.stdout.write("(thinking) ")
                 self.thinking = True
-            sys.stdout.write(event.text.replace("\n", " "))
+            sys.stdout.write(printable(event.text.replace("\n", " "), keep_newlines=False))
             sys.stdout.flush()
             self.mid_line = True
         elif isinstance(event, ToolStart):
             self._newline()
-            print(f"· {event.name} {_short(event.arguments)}")
+            print(f"· {_short(event.name)} {_short(event.arguments)}")
         elif isinstance(event, ToolEnd):
             mark = "blocked" if event.blocked else ("error" if event.is_error else "ok")
             lines = event.content.count("\n") + 1 if event.content else 0
             detail = _short(event.content) if event.is_error else f"{lines} lines"
-            print(f"  {mark} · {event.name} · {detail}")
+            print(f"  {mark} · {_short(event.name)} · {detail}")
         elif isinstance(event, Notice):
             self._newline()
-            print(f"[{event.text}]")
+            print(printable(f"[{event.text}]"))
         elif isinstance(event, Done):
             self._newline()
         elif isinstance(event, Error):
             self._newline()
-            print(f"error: {event.message}", file=sys.stderr)
+            print(printable(f"error: {event.message}"), file=sys.stderr)
 
 
 def _short(text: str, width: int = 100) -> str:
-    flat = " ".join(text.split())
+    """One display line of untrusted text: whitespace folded, controls shown visibly."""
+    flat = printable(" ".join(text.split()), keep_newlines=False)
     return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
@@ -249,8 +251,9 @@ def _ask(request: ApprovalRequest) -> ApprovalChoice:
         ApprovalChoice.ALWAYS: f"[3] always allow ({rule}, saved to ./reasonix.toml)",
         ApprovalChoice.DENY: "[4] deny",
     }
-    print(f"\n? allow {request.summary}" + (f"  — {request.reason}" if request.reason else ""))
-    print("  " + "  ".join(labels[c] for c in request.choices if c in labels))
+    reason = f"  — {request.reason}" if request.reason else ""
+    print(printable(f"\n? allow {request.summary}{reason}"))
+    print(printable("  " + "  ".join(labels[c] for c in request.choices if c in labels)))
     previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         answer = input("  choice [default deny]: ").strip().lower()

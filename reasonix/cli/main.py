@@ -102,9 +102,13 @@ def _route(argv: list[str]) -> int:
         return 2
     if first.startswith("-"):
         return _dispatch(_CHAT_MODULE, "reasonix", argv)
+    from reasonix.cli.safe_text import printable
+
     print(
-        f"reasonix: unknown command {first!r}; run `reasonix --help` for the list "
-        f'(to give a task, use `reasonix run "{first} …"` or `reasonix -p …`)',
+        printable(
+            f"reasonix: unknown command {first!r}; run `reasonix --help` for the list "
+            f'(to give a task, use `reasonix run "{first} …"` or `reasonix -p …`)'
+        ),
         file=sys.stderr,
     )
     return 2
@@ -145,13 +149,15 @@ def _flush_stdout(code: int) -> int:
 
 
 def _report(err: Exception) -> int:
+    from reasonix.cli.safe_text import printable
     from reasonix.errors import ConfigError, ReasonixError, UsageError
 
+    # Error texts quote paths, names and server replies: untrusted text.
     if isinstance(err, (ConfigError, UsageError)):
-        print(f"reasonix: {err}", file=sys.stderr)
+        print(printable(f"reasonix: {err}"), file=sys.stderr)
         return 2
     if isinstance(err, ReasonixError):
-        print(f"reasonix: {err}", file=sys.stderr)
+        print(printable(f"reasonix: {err}"), file=sys.stderr)
         return 1
     if isinstance(err, BrokenPipeError):
         return 1
@@ -173,13 +179,15 @@ def _report(err: Exception) -> int:
             )
             return 1
         where = f": {err.filename}" if err.filename else ""
-        print(f"reasonix: {err.strerror or err}{where}", file=sys.stderr)
+        print(printable(f"reasonix: {err.strerror or err}{where}"), file=sys.stderr)
         return 1
     # Anything else is our bug: say so plainly, without a traceback unless the
     # user asked for one.
     print(
-        f"reasonix: internal error: {type(err).__name__}: {err} "
-        "(set REASONIX_DEBUG=1 for a traceback)",
+        printable(
+            f"reasonix: internal error: {type(err).__name__}: {err} "
+            "(set REASONIX_DEBUG=1 for a traceback)"
+        ),
         file=sys.stderr,
     )
     return 1

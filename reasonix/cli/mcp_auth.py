@@ -16,6 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
 
+from reasonix.cli.safe_text import printable
 from reasonix.config import load
 from reasonix.config.expand import chain_lookup, environ_lookup
 from reasonix.config.mcp import expand_server
@@ -54,7 +55,9 @@ def _open_quietly(url: str) -> None:
 
 def _browser_opener(out: TextIO, name: str, open_browser: bool) -> Callable[[str], None]:
     def open_url(url: str) -> None:
-        print(f"Authorize Reasonix for MCP server {name!r} by opening:\n\n  {url}\n", file=out)
+        # The URL comes from the server's metadata: untrusted text.
+        shown = printable(url, keep_newlines=False)
+        print(f"Authorize Reasonix for MCP server {name!r} by opening:\n\n  {shown}\n", file=out)
         if open_browser:
             # On a thread: some browsers (a BROWSER command, a text browser)
             # block until they exit, and the redirect needs our listener running.
@@ -121,7 +124,7 @@ def auth(
     try:
         server = _find(server_name, cwd)
     except ConfigError as exc:
-        print(f"reasonix mcp auth: {exc}", file=err)
+        print(printable(f"reasonix mcp auth: {exc}"), file=err)
         return 2
     if server.type not in HTTP_TYPES:
         print(
@@ -165,7 +168,7 @@ def auth(
         print("reasonix mcp auth: cancelled", file=err)
         return 1
     except ReasonixError as exc:
-        print(f"reasonix mcp auth: {server_name}: {exc}", file=err)
+        print(printable(f"reasonix mcp auth: {server_name}: {exc}"), file=err)
         return 1
     scopes = state.tokens.scope or "(none named)"
     print(

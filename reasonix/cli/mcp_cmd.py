@@ -25,6 +25,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from reasonix.cli.safe_text import printable
+
 __all__ = ["configure", "execute"]
 
 _HEADER = re.compile(r"^\s*\[")
@@ -120,7 +122,8 @@ def _list(args: argparse.Namespace) -> int:
             s.command + (" " + " ".join(s.args) if s.args else "") if s.type == "stdio" else s.url
         )
         flag = "" if s.enabled else " (disabled)"
-        print(f"{s.name}\t{s.type}\t{s.source or '?'}\t{where}{flag}")
+        cells = (s.name, s.type, s.source or "?", where + flag)
+        print("\t".join(printable(cell, keep_newlines=False) for cell in cells))
     if not args.check:
         return 0
     return _check(cfg, args.timeout)
@@ -149,12 +152,12 @@ def _check(cfg: Any, timeout: float) -> int:
         for st in mgr.status():
             if st.state == "ready":
                 info = f"{st.protocol_version}, {st.concurrency}"
-                print(f"{st.name}: ready ({info}), {len(st.tools)} tools")
+                print(printable(f"{st.name}: ready ({info}), {len(st.tools)} tools"))
                 for tool in st.tools:
-                    print(f"  - {tool}")
+                    print(printable(f"  - {tool}", keep_newlines=False))
             else:
                 failed += 1
-                print(f"{st.name}: {st.state}: {st.error}")
+                print(printable(f"{st.name}: {st.state}: {st.error}"))
     return 1 if failed else 0
 
 

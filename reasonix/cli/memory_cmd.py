@@ -39,6 +39,7 @@ def execute(args: argparse.Namespace) -> int:
     """Run one memory action and print its result."""
     from reasonix.agent.memory import commands as c
     from reasonix.agent.memory.catalog import Memory
+    from reasonix.cli.safe_text import printable
     from reasonix.errors import UsageError
 
     workspace = Path(args.dir).expanduser()
@@ -62,5 +63,5 @@ def execute(args: argparse.Namespace) -> int:
         out = c.recover(memory, args.path)
     else:
         out = c.forget(memory, args.id)
-    print(out)
+    print(printable(out))
     return 0

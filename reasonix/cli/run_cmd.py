@@ -39,6 +39,7 @@ from reasonix.agent.telemetry import Telemetry
 from reasonix.boot import Runtime
 from reasonix.cancel import Cancel
 from reasonix.cli.output import EventLog, RunOutcome, event_json, redacted_event, result_object
+from reasonix.cli.safe_text import json_line, printable
 from reasonix.cli.setup_run import add_run_flags, build, read_prompt
 from reasonix.errors import Cancelled, ConfigError, ReasonixError, UsageError
 
@@ -139,7 +140,7 @@ def execute(args: argparse.Namespace) -> int:
         outcome.session_id, outcome.model = setup.session.id, setup.resolved.ref
         if fmt == "text" and not args.print_prompt:
             for note in setup.notices:
-                sys.stderr.write(f"reasonix: {note}\n")
+                sys.stderr.write(printable(f"reasonix: {note}") + "\n")
         start = {"event": "run_start", "session_id": setup.session.id, "resumed": setup.resumed}
         log.write({**start, "model": setup.resolved.ref})
         _drive(setup, prompt, args, fmt, outcome, log)
@@ -171,7 +172,9 @@ def execute(args: argparse.Namespace) -> int:
         try:
             _write_metrics(args.metrics, result, telemetry, setup)
         except OSError as err:  # the run's result still goes out; only the file is missing
-            sys.stderr.write(f"reasonix: --metrics {args.metrics}: {err.strerror or err}\n")
+            sys.stderr.write(
+                printable(f"reasonix: --metrics {args.metrics}: {err.strerror or err}\n")
+            )
     _finish(fmt, args, outcome, result, telemetry, price)
     return code
 
@@ -248,22 +251,22 @@ def _emit_line(obj: dict[str, Any] | None, stream: IO[str] | None = None) -> Non
     if obj is None:
         return
     out = stream or sys.stdout
-    out.write(json.dumps(obj, ensure_ascii=False) + "\n")
+    out.write(json_line(obj) + "\n")
     out.flush()
 
 
 def _show_text(event: Event) -> None:
     if isinstance(event, TextDelta):
-        sys.stdout.write(event.text)
+        sys.stdout.write(printable(event.text))
         sys.stdout.flush()
     elif isinstance(event, ToolStart):
-        sys.stderr.write(f"\n· {event.name}\n")
+        sys.stderr.write(f"\n· {printable(event.name, keep_newlines=False)}\n")
     elif isinstance(event, Notice) and event.kind == "compaction":
-        sys.stderr.write(f"[{event.text}]\n")
+        sys.stderr.write(printable(f"[{event.text}]") + "\n")
     elif isinstance(event, ToolEnd) and event.is_error:
         first = event.content.strip().splitlines()[0] if event.content.strip() else ""
         first = first.removeprefix(f"{event.name}: ")  # tool errors already name the tool
-        sys.stderr.write(f"  ! {event.name}: {first[:200]}\n")
+        sys.stderr.write(printable(f"  ! {event.name}: {first[:200]}", keep_newlines=False) + "\n")
 
 
 def _finish(
@@ -279,11 +282,11 @@ def _finish(
         return
     if args.print_prompt:
         if outcome.result:
-            sys.stdout.write(outcome.result.rstrip("\n") + "\n")
+            sys.stdout.write(printable(outcome.result.rstrip("\n")) + "\n")
     elif outcome.num_turns:
         sys.stdout.write("\n")
     if outcome.error:
-        sys.stderr.write(f"reasonix: {outcome.error}\n")
+        sys.stderr.write(printable(f"reasonix: {outcome.error}") + "\n")
     if not args.print_prompt and telemetry.per_request:
         sys.stderr.write(f"[{telemetry.summary_line(price)}]\n")
     if outcome.session_id and not args.print_prompt:
