@@ -20,11 +20,12 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "mcp": ("reasonix.cli.mcp_cmd", "list, add, remove and authorise MCP servers"),
     "memory": ("reasonix.cli.memory_cmd", "inspect and manage remembered facts"),
     "permission": ("reasonix.cli.permission_cmd", "debug: show the permission decision"),
+    "setup": ("reasonix.cli.setup_cmd", "set up a model provider (wizard or --preset)"),
+    "doctor": ("reasonix.cli.doctor_cmd", "check config, provider, sandbox, MCP servers"),
 }
 
 # Commands of DESIGN.md §4 that later issues implement: name -> (help, area).
 PLACEHOLDERS: dict[str, tuple[str, str]] = {
-    "setup": ("provider setup wizard", "setup wizard"),
     "serve": ("browser frontend over HTTP", "serve (browser UI)"),
     "subagent": ("try or run a sub-agent profile", "sub-agents"),
     "remote": ("Remote-SSH hosts, forwards and files", "Remote-SSH"),
@@ -81,9 +82,25 @@ def _dispatch(module_name: str, prog: str, argv: list[str]) -> int:
     return code
 
 
+def _chat(argv: list[str]) -> int:
+    """The chat; on a first start without a usable provider, offer the setup wizard."""
+    from reasonix.errors import MissingAPIKey
+
+    try:
+        return _dispatch(_CHAT_MODULE, "reasonix", argv)
+    except MissingAPIKey as err:
+        if not (sys.stdin.isatty() and sys.stdout.isatty()):
+            raise
+        from reasonix.cli.setup_cmd import offer_wizard
+
+        if not offer_wizard(str(err)):
+            return 2
+    return _dispatch(_CHAT_MODULE, "reasonix", argv)
+
+
 def _route(argv: list[str]) -> int:
     if not argv:
-        return _dispatch(_CHAT_MODULE, "reasonix", [])
+        return _chat([])
     first = argv[0]
     if first in ("-V", "--version"):
         print(f"reasonix {_version()}")
@@ -101,7 +118,7 @@ def _route(argv: list[str]) -> int:
         print(f"reasonix: not implemented yet: {area}", file=sys.stderr)
         return 2
     if first.startswith("-"):
-        return _dispatch(_CHAT_MODULE, "reasonix", argv)
+        return _chat(argv)
     from reasonix.cli.safe_text import printable
 
     print(

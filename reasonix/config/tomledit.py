@@ -20,7 +20,14 @@ from reasonix.config.atomic import write_atomic
 from reasonix.config.tomlparse import key_of, loads, split_header
 from reasonix.errors import ConfigError
 
-__all__ = ["append_to_array", "dumps_value", "remove_keys", "remove_table", "set_key"]
+__all__ = [
+    "append_to_array",
+    "dumps_value",
+    "remove_keys",
+    "remove_table",
+    "set_key",
+    "upsert_array_entry",
+]
 
 _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+\Z")
 
@@ -312,3 +319,44 @@ def append_to_array(path: Path, table: str, key: str, item: str) -> bool:
         return False
     set_key(path, table, key, [*current, item])
     return True
+
+
+def upsert_array_entry(path: Path, table: str, name: str, fields: dict[str, Any]) -> bool:
+    """Replace the ``[[table]]`` element whose ``name`` equals ``name`` with ``fields``.
+
+    Appends a new element when none matches. Every other byte of the file is
+    kept (comments inside the replaced element go with it). ``fields`` values
+    are str, number, bool or lists of those. Returns True when an element was
+    replaced, False when one was appended.
+    """
+    path = Path(path)
+    _, lines, nl = _read(path)
+    stmts = _statements(lines)
+    block = [f"[[{table}]]{nl}"] + [f"{_dump_key(k)} = {dumps_value(v)}{nl}" for k, v in
+                                      fields.items()]  # fmt: skip
+    headers = [i for i, s in enumerate(stmts) if s.header]
+    for pos, idx in enumerate(headers):
+        head = stmts[idx]
+        if not (head.array and head.table == table):
+            continue
+        end_idx = headers[pos + 1] if pos + 1 < len(headers) else len(stmts)
+        body = stmts[idx + 1 : end_idx]
+        named = [s for s in body if s.key == ["name"]]
+        if not named:
+            continue
+        value = loads("".join(lines[named[0].start : named[0].end]), str(path)).get("name")
+        if value != name:
+            continue
+        start = head.start
+        end = body[-1].end if body else head.end
+        while end > start + 1 and not lines[end - 1].strip():
+            end -= 1  # keep the blank lines that separate it from the next table
+        lines[start:end] = block
+        _write(path, lines)
+        return True
+    _ensure_newline(lines, nl)
+    if lines and lines[-1].strip():
+        lines.append(nl)
+    lines += block
+    _write(path, lines)
+    return False
