@@ -16,7 +16,8 @@ ReasonixError
 ├── SandboxUnavailable     sandbox enforcement asked for but no backend
 ├── PluginError            an MCP server or plugin failed
 ├── SessionError           transcript store problem (lease held, not found, ambiguous)
-└── CompactionRequired     the context is over the hard limit even after pruning
+├── CompactionRequired     the context is over the hard limit even after pruning
+└── HookBlocked            a user hook stopped the action (exit 2 or a "block" decision)
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ __all__ = [
     "Cancelled",
     "CompactionRequired",
     "ConfigError",
+    "HookBlocked",
     "MissingAPIKey",
     "PathDenied",
     "PermissionDenied",
@@ -168,6 +170,10 @@ class SessionError(ReasonixError):
 
 class CompactionRequired(ReasonixError):
     """The context exceeds the hard limit even after pruning; a summary is needed."""
+
+
+class HookBlocked(ReasonixError):
+    """A user hook (exit 2 or a "block" decision) stopped the action; the text says why."""
 
 
 def classify(err: BaseException) -> str:

@@ -42,7 +42,7 @@ described in :mod:`reasonix.agent.compaction`.
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -129,6 +129,8 @@ class ContextManager:
         self._lock = threading.Lock()  # single flight: one transaction at a time
         self._view = cp.load_projection(store.records())
         self._retried = False  # overflow retry used for the current request
+        # Told before each summary request: "manual" (/compact) or "auto" (PreCompact hooks).
+        self.before_summary: Callable[[str], None] | None = None
 
     # -- read-only views -------------------------------------------------
 
@@ -340,6 +342,8 @@ class ContextManager:
         if cut == 0:
             raise _SummaryFailed("blocked", _NOTHING_OLDER, False)
         prefix = [e.message for e in entries[:cut]]
+        if self.before_summary is not None:
+            self.before_summary("manual" if result.reason == "manual" else "auto")
         request = Request(
             model=self.model,
             system=self.system,

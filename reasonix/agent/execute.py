@@ -26,7 +26,7 @@ from reasonix.permission.modes import Decision
 from reasonix.provider.types import ToolCall
 from reasonix.tool import Registry, Tool, ToolContext, ToolResult
 
-from .events import ApprovalRequested, Event, ToolEnd, ToolStart
+from .events import ApprovalRequested, Event, Notice, ToolEnd, ToolStart
 from .ports import GateLike
 
 __all__ = ["EventApprover", "run_calls", "run_in_worker"]
@@ -45,10 +45,13 @@ class EventApprover:
     def __init__(self) -> None:
         self.emit: Emit | None = None
         self.cancel: Cancel = Cancel()
+        self.notify: Callable[[str], None] | None = None  # the Notification hooks
 
     def __call__(self, request: Any) -> Any:
         if self.emit is None:
             return None
+        if self.notify is not None:
+            self.notify(f"Reasonix needs your permission: {getattr(request, 'summary', '')}")
         event = ApprovalRequested(request)
         self.emit(event)
         return event.wait(self.cancel)
@@ -71,8 +74,50 @@ def _execute(tool: Tool, call: ToolCall, ctx: ToolContext, emit: Emit) -> ToolRe
         result = ToolResult.error(f"{call.name}: internal error {type(err).__name__}: {err}")
     if ctx.cancel.cancelled and not result.is_error:
         result = ToolResult.error(f"{call.name}: cancelled by the user", partial=result.content)
+    result = _post_tool_hooks(call, result, ctx, emit)
     emit(ToolEnd(call.id, call.name, result.content, result.is_error, time.monotonic() - start))
     return result
+
+
+def _post_tool_hooks(
+    call: ToolCall, result: ToolResult, ctx: ToolContext, emit: Emit
+) -> ToolResult:
+    """PostToolUse: the hook sees the result; what it says back is added for the model."""
+    hooks = ctx.extra.get("hooks")
+    if hooks is None or not hooks.has("PostToolUse"):
+        return result
+    from .hooks import tool_input
+
+    fields = {
+        "tool_input": tool_input(call.name, _parse(call.arguments)),
+        "tool_response": {"content": result.content, "is_error": result.is_error},
+    }
+    outcome = hooks.run("PostToolUse", fields, call.name)
+    for text in outcome.notices:
+        emit(Notice("hook", text))
+    extra = [f"[PostToolUse hook] {outcome.reason}"] if outcome.blocked else []
+    extra += outcome.context
+    if not extra:
+        return result
+    content = result.content + "\n\n" + "\n".join(extra)
+    return dataclasses.replace(result, content=content)
+
+
+def _pre_tool_hooks(
+    call: ToolCall, args: dict[str, Any], ctx: ToolContext, emit: Emit
+) -> tuple[str, str]:
+    """PreToolUse: ("deny", reason), ("allow", "") or ("", "") when no hook decided."""
+    hooks = ctx.extra.get("hooks")
+    if hooks is None or not hooks.has("PreToolUse"):
+        return "", ""
+    from .hooks import tool_input
+
+    outcome = hooks.run("PreToolUse", {"tool_input": tool_input(call.name, args)}, call.name)
+    for text in outcome.notices:
+        emit(Notice("hook", text))
+    if outcome.blocked:
+        return "deny", outcome.reason
+    return ("allow", "") if outcome.permission == "allow" else ("", "")
 
 
 def _refuse(call: ToolCall, text: str, emit: Emit, *, blocked: bool = False) -> ToolResult:
@@ -88,7 +133,12 @@ def _reads_only(tool: Tool, args: dict[str, Any]) -> bool:
 
 
 def _admit(
-    call: ToolCall, registry: Registry, gate: GateLike | None, cancel: Cancel, emit: Emit
+    call: ToolCall,
+    registry: Registry,
+    gate: GateLike | None,
+    cancel: Cancel,
+    emit: Emit,
+    ctx: ToolContext | None = None,
 ) -> tuple[Tool, dict[str, Any]] | ToolResult:
     """The tool to run plus per-call ``ctx.extra`` additions, or the result replacing the run.
 
@@ -102,12 +152,20 @@ def _admit(
         known = ", ".join(registry.names()) or "none"
         return _refuse(call, f"unknown tool {call.name!r}; available tools: {known}", emit)
     extra: dict[str, Any] = {}
+    hook = ("", "")
+    if ctx is not None:
+        hook = _pre_tool_hooks(call, _parse(call.arguments), ctx, emit)
+        if hook[0] == "deny":
+            text = f"blocked: {call.name} was not run (PreToolUse hook: {hook[1]})"
+            return _refuse(call, text, emit, blocked=True)
     if gate is not None:
         args = _parse(call.arguments)
         self_gated = bool(getattr(tool, "metadata", {}).get("self_gated"))
         try:
             if self_gated:
                 outcome = gate.check(call.name, bool(tool.read_only), args, self_gated=True)
+            elif hook[0] == "allow":
+                outcome = gate.check(call.name, _reads_only(tool, args), args, hook_allow=True)
             else:
                 outcome = gate.check(call.name, _reads_only(tool, args), args)
             allowed, message = bool(outcome.allowed), str(getattr(outcome, "message", ""))
@@ -140,7 +198,7 @@ def run_calls(
                 batch.append(batch[-1] + 1)
         admitted: list[tuple[int, Tool, ToolContext]] = []
         for j in batch:
-            got = _admit(calls[j], registry, gate, cancel, emit)
+            got = _admit(calls[j], registry, gate, cancel, emit, ctx)
             if isinstance(got, ToolResult):
                 results[j] = got
             else:

@@ -18,7 +18,13 @@ from __future__ import annotations
 from collections.abc import Callable, Generator, Iterator
 
 from reasonix.cancel import Cancel
-from reasonix.errors import Cancelled, ProviderAPIError, ProviderError, ReasonixError
+from reasonix.errors import (
+    Cancelled,
+    HookBlocked,
+    ProviderAPIError,
+    ProviderError,
+    ReasonixError,
+)
 from reasonix.provider import Provider
 from reasonix.provider.types import Message, Request, Role, ToolCall, ToolSchema, Usage
 from reasonix.tool import Registry, ToolContext
@@ -26,6 +32,7 @@ from reasonix.tool import Registry, ToolContext
 from .budget import OutputBudget
 from .events import Done, Error, Event, Notice, StepStart
 from .execute import EventApprover, run_in_worker
+from .hooks import HookRunner
 from .nudge import ProgressWatch
 from .ports import ContextLike, GateLike
 from .prompt import valid_text
@@ -67,6 +74,7 @@ class Agent:
         context: ContextLike | None = None,
         budget: OutputBudget | None = None,
         recall: Callable[[str], str] | None = None,
+        hooks: HookRunner | None = None,
     ) -> None:
         self.provider, self.registry, self.session = provider, registry, session
         self.model, self.system, self.tool_ctx = model, system, tool_ctx
@@ -75,6 +83,8 @@ class Agent:
         self.temperature, self.effort, self.instructions = temperature, effort, instructions
         self.context, self.budget = context, budget  # compaction projection; max_tokens rules
         self.recall = recall  # MEM-5: raw user text -> suffix for that turn (None: off)
+        self.hooks = hooks  # the user's hook commands (SessionStart, UserPromptSubmit, Stop)
+        self._session_started = False
         self.tools = [ToolSchema(**s) for s in registry.schemas()]  # frozen for the session
         self.telemetry = Telemetry()
         self.history, self._watch = session.messages(), ProgressWatch()
@@ -103,12 +113,19 @@ class Agent:
         steps, self._watch = 0, ProgressWatch()
         try:
             self._close_dangling_calls()  # a previous turn closed mid-tools left calls open
-            self._start_turn(user_input)
+            for note in self._start_turn(user_input):
+                yield Notice("hook", note)
+            stop_hook_active = False
             while True:
                 reply = yield from self._ask(cancel, steps + 1)
                 self._append(reply)
                 if not reply.tool_calls:
-                    raise _Stop("complete", reply.content)
+                    again = yield from self._stop_hooks(stop_hook_active)
+                    if again is None or steps + 1 >= self.max_steps:
+                        raise _Stop("complete", reply.content)
+                    self._append(Message(Role.USER, f"[Stop hook] {again}"))
+                    stop_hook_active, steps = True, steps + 1
+                    continue
                 yield from self._run_tools(reply.tool_calls, cancel)
                 self.session.sync()
                 steps += 1
@@ -126,14 +143,47 @@ class Agent:
             cancel.cancel("turn ended")  # stop any worker still attached to this turn
             self.session.sync()
 
-    def _start_turn(self, user_input: str) -> None:
+    def _start_turn(self, user_input: str) -> list[str]:
+        """Append the user message (after its hooks); returns hook notices for the user."""
         user_input = valid_text(user_input)  # undecodable argv/stdin bytes break JSON
+        notes, context = self._prompt_hooks(user_input)  # raises HookBlocked: not appended
         if not self.session.title:
             self.session.set_title(user_input)
         text = user_input + (self.recall(user_input) if self.recall else "")  # never in system
+        if context:  # hook context joins the user turn, never the system prompt (prefix cache)
+            text += "\n\n" + context
         if self.instructions and not any(m.role is Role.USER for m in self.history):
             text = self.instructions + "\n\n" + text  # once, in the first user turn
         self._append(Message(Role.USER, text))  # flushed now, fsynced after the first answer
+        return notes
+
+    def _prompt_hooks(self, user_input: str) -> tuple[list[str], str]:
+        """SessionStart (first turn of this process) and UserPromptSubmit: notices, context."""
+        if self.hooks is None:
+            return [], ""
+        notes: list[str] = []
+        context: list[str] = []
+        if not self._session_started:
+            self._session_started = True
+            resumed = any(m.role is Role.USER for m in self.history)
+            got = self.hooks.run("SessionStart", {"source": "resume" if resumed else "startup"})
+            notes += got.notices
+            context.append(got.context_text)
+        got = self.hooks.run("UserPromptSubmit", {"prompt": user_input})
+        if got.blocked:
+            raise HookBlocked(f"a UserPromptSubmit hook blocked this prompt: {got.reason}")
+        notes += got.notices
+        context.append(got.context_text)
+        return notes, "\n".join(c for c in context if c)
+
+    def _stop_hooks(self, active: bool) -> Generator[Event, None, str | None]:
+        """Stop: None to end the turn, or the reason a hook gave for going on."""
+        if self.hooks is None or not self.hooks.has("Stop"):
+            return None
+        got = self.hooks.run("Stop", {"stop_hook_active": active})
+        for note in got.notices:
+            yield Notice("hook", note)
+        return got.reason if got.blocked else None
 
     def _request(self, cancel: Cancel) -> Generator[Event, None, Request]:
         messages = list(self.history)

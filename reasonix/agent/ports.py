@@ -20,12 +20,19 @@ class GateLike(Protocol):
     """The permission gate as the agent uses it (reasonix.permission.Gate)."""
 
     def check(
-        self, tool_name: str, read_only: bool, args: dict[str, Any], *, self_gated: bool = False
+        self,
+        tool_name: str,
+        read_only: bool,
+        args: dict[str, Any],
+        *,
+        self_gated: bool = False,
+        hook_allow: bool = False,
     ) -> Any:
         """An outcome with ``allowed`` (bool), ``message`` (str) and ``decision``.
 
         ``self_gated`` is passed only for tools that approve themselves
-        (``metadata["self_gated"]``, the memory writers).
+        (``metadata["self_gated"]``, the memory writers). ``hook_allow``: a PreToolUse
+        hook said "allow", which replaces an ordinary prompt but never a fresh one.
         """
         ...
 

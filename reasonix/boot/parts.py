@@ -5,16 +5,21 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import importlib
-from typing import Any
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from reasonix.agent.budget import OutputBudget
 from reasonix.agent.memory.wiring import MEMORY_TOOL_NAMES
 from reasonix.agent.session import Session
 from reasonix.config.model import Config, ResolvedModel
 from reasonix.errors import ConfigError
-from reasonix.tool import Registry
+from reasonix.tool import Registry, ToolContext
 
 from .permissions import naming_file
+
+if TYPE_CHECKING:
+    from reasonix.agent.hooks import HookRunner
 
 __all__ = [
     "SUBAGENT_TOOLS",
@@ -97,4 +102,29 @@ def budget_for(resolved: ResolvedModel) -> OutputBudget:
         kind=p.kind,
         host=host_of(p.request_url or p.chat_url or p.base_url),
         context_window=p.context_window_for(model),
+    )
+
+
+def hooks_for(
+    cfg: Config, workspace: Path, ctx: ToolContext, fields: Callable[[], dict[str, Any]]
+) -> HookRunner | None:
+    """The runtime's hook runner (None without hooks): bash's sandbox rules, no provider keys."""
+    if not cfg.hooks:
+        return None
+    from reasonix.agent.hooks import HookRunner
+    from reasonix.permission.sandbox import SandboxSettings, wrap_command
+
+    sandbox = ctx.sandbox
+
+    def wrap(argv: list[str], env: dict[str, str]) -> tuple[list[str], dict[str, str]]:
+        if isinstance(sandbox, SandboxSettings):
+            return wrap_command(argv, sandbox, env)
+        return argv, env
+
+    return HookRunner(
+        cfg.hooks,
+        workspace=str(workspace),
+        base=fields,
+        wrap=wrap,
+        secret_env=ctx.extra.get("secret_env", ()),
     )

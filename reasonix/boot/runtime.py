@@ -34,7 +34,14 @@ from reasonix.config.model import Config, ResolvedModel
 from reasonix.tool import Registry, ToolContext
 
 from .options import RuntimeOptions
-from .parts import budget_for, build_provider, build_registry, context_for, price_for_model
+from .parts import (
+    budget_for,
+    build_provider,
+    build_registry,
+    context_for,
+    hooks_for,
+    price_for_model,
+)
 from .permissions import build_gate, tool_context
 from .plugins import start_plugins
 from .sessions import open_session
@@ -78,6 +85,10 @@ class Runtime:
         self.ablate, self.notices = ablate, notices
         self.price: dict[str, Any] | None = price_for_model(resolved)
         self.mcp: Any = None  # the McpManager when MCP servers are configured
+        self.hooks = hooks_for(config, workspace, tool_ctx, self._hook_fields)
+        if self.hooks is not None:
+            self.tool_ctx.extra["hooks"] = self.hooks
+            approver.notify = self._notify
         self.closers: list[Callable[[], None]] = []
         self.resumed = False
         self.session: Session = current[0]
@@ -113,11 +124,27 @@ class Runtime:
         """The permission posture in force now (``ask``, ``auto``, ``plan`` …)."""
         return str(self.gate.policy.mode.value)
 
+    # -- hooks -----------------------------------------------------------------------
+    def _hook_fields(self) -> dict[str, Any]:
+        """The fields every hook payload carries (read at call time: /new moves them)."""
+        s = self._current[0]
+        return {"session_id": s.id, "transcript_path": str(s.path), "permission_mode": self.mode}
+
+    def _notify(self, message: str) -> None:
+        if self.hooks is not None and self.hooks.has("Notification"):
+            self.hooks.run("Notification", {"message": message})
+
+    def _pre_compact(self, trigger: str) -> None:
+        if self.hooks is not None and self.hooks.has("PreCompact"):
+            self.hooks.run("PreCompact", {"trigger": trigger, "custom_instructions": ""})
+
     # -- changing a live runtime ---------------------------------------------------
     def _make_agent(self, s: Session) -> Agent:
         system = str(s.meta.get("system") or self.meta["system"])  # stable across resumes
         self._current[0] = s
         cfg, resolved = self.config, self.resolved
+        context = context_for(cfg, resolved, self.provider, system, self.registry, s)
+        context.before_summary = self._pre_compact
         return Agent(
             self.provider,
             self.registry,
@@ -131,9 +158,10 @@ class Runtime:
             temperature=cfg.agent.temperature,
             effort=cfg.agent.effort,
             instructions=self.instructions,
-            context=context_for(cfg, resolved, self.provider, system, self.registry, s),
+            context=context,
             budget=budget_for(resolved),
             recall=self.recaller.recall_suffix,
+            hooks=self.hooks,
         )
 
     def _switch_session(self, session: Session, resumed: bool) -> None:

@@ -82,7 +82,7 @@ _UNION_KEYS = {
     "sandbox.forbid_read",
 }
 _SANDBOX_PATH_KEYS = ("allow_write", "forbid_read")
-_TABLES_ELSEWHERE = {"providers", "mcp", "plugins"}
+_TABLES_ELSEWHERE = {"providers", "mcp", "plugins", "hooks"}
 
 
 def _validate(layer: Layer, table: str, key: str, value: Any) -> Any:
@@ -247,6 +247,7 @@ def load(
     json_servers = read_mcp_json(paths.project_mcp_path(cwd), cfg.warnings)
     # D16: global < project .mcp.json < project reasonix.toml
     cfg.mcp_servers = merge_servers(servers["user"], json_servers, servers["project"])
+    cfg.hooks = _hooks(user, project, cwd, cfg.warnings)
     if check_mcp_vars:
         # the MCP layer also defines the workspace path variables for its servers
         ws_vars = {"REASONIX_WORKSPACE_ROOT": str(cwd), "CLAUDE_PROJECT_DIR": str(cwd)}
@@ -255,6 +256,21 @@ def load(
             if server.enabled:
                 expand_server(server, server_lookup)  # raises on an unset ${VAR} (D22)
     return cfg
+
+
+def _hooks(user: Layer | None, project: Layer | None, cwd: Path, warnings: list[str]) -> list[Any]:
+    """Hooks from Claude Code's settings files and our ``[hooks]`` tables (user, then project)."""
+    from reasonix.config.hooks import hooks_from_data, hooks_from_json_file
+
+    claude_home = Path(os.path.expanduser("~")) / ".claude"
+    found = hooks_from_json_file(claude_home / "settings.json", warnings)
+    if user is not None:
+        found += hooks_from_data(user.data.get("hooks"), user.name, warnings)
+    for name in ("settings.json", "settings.local.json"):
+        found += hooks_from_json_file(cwd / ".claude" / name, warnings)
+    if project is not None:
+        found += hooks_from_data(project.data.get("hooks"), project.name, warnings)
+    return found
 
 
 def _retire(cfg: Config, layer: Layer, migrate: bool) -> None:

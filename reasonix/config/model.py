@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from reasonix.config.hooks import HookSpec
 from reasonix.errors import ConfigError
 
 __all__ = [
@@ -180,6 +181,7 @@ class Config:
     sandbox: SandboxConfig = field(default_factory=SandboxConfig)
     serve: ServeConfig = field(default_factory=ServeConfig)
     mcp_servers: list[McpServerConfig] = field(default_factory=list)
+    hooks: list[HookSpec] = field(default_factory=list)  # user scope first, then project
     # dotted key -> where its effective value came from ("flag", a file path, "default")
     sources: dict[str, str] = field(default_factory=dict)
     # ${VAR} values from the project .env (never exported, never provider keys; CFG-7)

@@ -104,7 +104,13 @@ class Gate:
             self.policy = self.policy.with_allow([canonical])
 
     def check(
-        self, tool_name: str, read_only: bool, args: dict[str, Any], *, self_gated: bool = False
+        self,
+        tool_name: str,
+        read_only: bool,
+        args: dict[str, Any],
+        *,
+        self_gated: bool = False,
+        hook_allow: bool = False,
     ) -> GateOutcome:
         """Decide one call, asking the approver when the policy says Ask.
 
@@ -123,6 +129,10 @@ class Gate:
             return GateOutcome(True, verdict.reason, Decision.ALLOW)
         if verdict.decision is Decision.DENY:
             return GateOutcome(False, f"denied: {verdict.reason}", Decision.DENY)
+        if hook_allow and not verdict.fresh and not verdict.explicit:
+            # A PreToolUse hook's "allow" stands in for an ordinary prompt, never for a
+            # mandatory fresh human approval or an explicit ask rule (PERM-12, PERM-15).
+            return GateOutcome(True, "approved by a PreToolUse hook", Decision.ASK)
         if self.approver is None:
             return GateOutcome(False, headless_message(verdict), Decision.ASK)
         with self._lock:

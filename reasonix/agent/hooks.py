@@ -1,0 +1,223 @@
+"""Running the user's hook commands around the agent (Claude Code's hook contract).
+
+Each hook gets one JSON object on stdin (``session_id``, ``transcript_path``,
+``cwd``, ``hook_event_name``, ``permission_mode`` plus the event's own fields)
+and answers with its exit code and output:
+
+- exit 0: success; stdout may be a JSON object (``decision``/``reason``,
+  ``continue``/``stopReason``, ``hookSpecificOutput`` with
+  ``permissionDecision``/``additionalContext``); for ``UserPromptSubmit`` and
+  ``SessionStart`` plain stdout is context for the model;
+- exit 2: a blocking error; stderr is the reason (given to the model for tool
+  events and ``Stop``, to the user for ``UserPromptSubmit``);
+- anything else (a crash, a timeout, a missing script): a non-blocking error,
+  reported as a notice; the action goes ahead.
+
+Hooks run with the workspace as their directory and inside the same sandbox
+rules as the ``bash`` tool; provider keys are removed from their environment.
+Context a hook adds goes into the user turn, never into the system prompt.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import threading
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from reasonix.config.hooks import HookSpec
+from reasonix.errors import ReasonixError
+
+__all__ = ["CLAUDE_TOOL_NAMES", "HookOutcome", "HookRunner"]
+
+OUTPUT_LIMIT = 256 * 1024  # per stream; the rest is dropped (a hook cannot flood memory)
+
+# Our tool names -> Claude Code's, so matchers and scripts written for Claude work unchanged.
+CLAUDE_TOOL_NAMES = {
+    "bash": "Bash", "edit_file": "Edit", "multi_edit": "MultiEdit", "write_file": "Write",
+    "read_file": "Read", "grep": "Grep", "glob": "Glob", "ls": "LS", "web_fetch": "WebFetch",
+    "todo_write": "TodoWrite", "notebook_edit": "NotebookEdit", "task": "Task",
+}  # fmt: skip
+# Argument names Claude's tools use for the same thing as ours.
+_ARG_ALIASES = {"path": "file_path", "source_path": "file_path"}
+
+
+@dataclass
+class HookOutcome:
+    """What the hooks of one event decided, folded over every hook that ran."""
+
+    blocked: bool = False  # exit 2, decision "block"/"deny", or continue=false
+    reason: str = ""  # why (stderr of exit 2, or the JSON reason)
+    context: list[str] = field(default_factory=list)  # additionalContext / plain stdout
+    permission: str = ""  # "allow" | "deny" | "ask" from PreToolUse, "" = none
+    notices: list[str] = field(default_factory=list)  # non-blocking errors, for the user
+    ran: int = 0
+
+    @property
+    def context_text(self) -> str:
+        """The added context as one block ("" when none)."""
+        return "\n".join(c for c in self.context if c.strip())
+
+
+def tool_input(tool_name: str, args: dict[str, Any]) -> dict[str, Any]:
+    """The tool arguments as a hook sees them: ours, plus Claude's names for the same values."""
+    out = dict(args)
+    for ours, theirs in _ARG_ALIASES.items():
+        if ours in args and theirs not in args:
+            out[theirs] = args[ours]
+    return out
+
+
+class HookRunner:
+    """Runs the configured hooks of each event; one per runtime.
+
+    ``base`` supplies the fields common to every event (session id, transcript
+    path, permission mode) at call time; ``wrap`` turns an argv and environment
+    into the sandboxed ones (the bash tool's rules); ``secret_env`` names the
+    variables removed from a hook's environment.
+    """
+
+    def __init__(
+        self,
+        specs: Iterable[HookSpec],
+        *,
+        workspace: str,
+        base: Callable[[], dict[str, Any]],
+        wrap: Callable[[list[str], dict[str, str]], tuple[list[str], dict[str, str]]] | None,
+        secret_env: Iterable[str] = (),
+    ) -> None:
+        self.specs = list(specs)
+        self.workspace = workspace
+        self.base, self.wrap = base, wrap
+        self.secret_env = set(secret_env)
+
+    def has(self, event: str) -> bool:
+        """True when any hook is declared for ``event``."""
+        return any(s.event == event for s in self.specs)
+
+    def run(self, event: str, fields: dict[str, Any], tool_name: str = "") -> HookOutcome:
+        """Run every hook of ``event`` (that matches ``tool_name``) in order, then fold."""
+        outcome = HookOutcome()
+        alias = CLAUDE_TOOL_NAMES.get(tool_name, tool_name)
+        names = (tool_name, alias)
+        payload = {**self.base(), "cwd": self.workspace, "hook_event_name": event, **fields}
+        if tool_name:
+            payload["tool_name"] = alias
+        data = json.dumps(payload, ensure_ascii=False, default=str).encode()
+        for spec in self.specs:
+            if spec.event != event or (tool_name and not spec.matches(names)):
+                continue
+            outcome.ran += 1
+            try:
+                code, out, err = self._exec(spec, data)
+            except (OSError, ReasonixError) as exc:
+                outcome.notices.append(f"{event} hook could not run ({spec.source}): {exc}")
+                continue
+            _fold(outcome, event, spec, code, out, err)
+        return outcome
+
+    def _exec(self, spec: HookSpec, data: bytes) -> tuple[int | None, str, str]:
+        env = {k: v for k, v in os.environ.items() if k not in self.secret_env}
+        env["CLAUDE_PROJECT_DIR"] = env["REASONIX_PROJECT_DIR"] = self.workspace
+        argv = ["/bin/sh", "-c", spec.command]
+        if self.wrap is not None:
+            argv, env = self.wrap(argv, env)
+        proc = subprocess.Popen(
+            argv, cwd=self.workspace, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, start_new_session=True,
+        )  # fmt: skip
+        out: list[bytes] = []
+        err: list[bytes] = []
+        readers = [_drain(proc.stdout, out), _drain(proc.stderr, err)]
+        try:
+            assert proc.stdin is not None
+            proc.stdin.write(data)
+            proc.stdin.close()
+        except OSError:
+            pass  # a hook that does not read its input is fine
+        try:
+            code: int | None = proc.wait(timeout=spec.timeout)
+        except subprocess.TimeoutExpired:
+            _kill_group(proc)
+            code = None
+        for t in readers:
+            t.join(2.0)
+        return (
+            code,
+            b"".join(out).decode("utf-8", "replace"),
+            b"".join(err).decode("utf-8", "replace"),
+        )
+
+
+def _drain(stream: Any, sink: list[bytes]) -> threading.Thread:
+    def read() -> None:
+        size = 0
+        while chunk := stream.read(65536):
+            if size < OUTPUT_LIMIT:
+                sink.append(chunk[: OUTPUT_LIMIT - size])
+            size += len(chunk)
+        stream.close()
+
+    t = threading.Thread(target=read, daemon=True)
+    t.start()
+    return t
+
+
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except OSError:
+        proc.kill()
+    proc.wait()
+
+
+def _fold(outcome: HookOutcome, event: str, spec: HookSpec, code: int | None, out: str,
+          err: str) -> None:  # fmt: skip
+    where = f"{event} hook `{spec.command[:60]}`"
+    if code is None:
+        outcome.notices.append(f"{where} timed out after {spec.timeout:g} s and was stopped")
+        return
+    if code == 2:
+        outcome.blocked = True
+        outcome.reason = err.strip() or f"blocked by {where}"
+        return
+    if code != 0:
+        detail = err.strip().splitlines()[-1] if err.strip() else f"exit {code}"
+        outcome.notices.append(f"{where} failed ({detail}); going ahead")
+        return
+    reply = _json_reply(out)
+    if reply is None:
+        if event in ("UserPromptSubmit", "SessionStart") and out.strip():
+            outcome.context.append(out.strip())
+        return
+    specific = reply.get("hookSpecificOutput")
+    specific = specific if isinstance(specific, dict) else {}
+    context = specific.get("additionalContext")
+    if isinstance(context, str) and context.strip():
+        outcome.context.append(context.strip())
+    decision = str(specific.get("permissionDecision") or reply.get("decision") or "").lower()
+    reason = specific.get("permissionDecisionReason") or reply.get("reason") or ""
+    if decision in ("block", "deny") or reply.get("continue") is False:
+        outcome.blocked = True
+        stop = reply.get("stopReason") if reply.get("continue") is False else ""
+        outcome.reason = str(reason or stop or f"blocked by {where}")
+        outcome.permission = "deny" if event == "PreToolUse" else outcome.permission
+    elif decision in ("allow", "approve") and event == "PreToolUse":
+        outcome.permission = outcome.permission or "allow"
+    elif decision == "ask" and event == "PreToolUse":
+        outcome.permission = "ask"
+
+
+def _json_reply(text: str) -> dict[str, Any] | None:
+    text = text.strip()
+    if not text.startswith("{"):
+        return None
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError:
+        return None
+    return value if isinstance(value, dict) else None
