@@ -176,6 +176,12 @@ def _admit(
             return _refuse(call, f"blocked: {call.name} was not run ({reason})", emit, blocked=True)
         if self_gated and getattr(outcome, "decision", None) is Decision.ASK:
             extra["memory_rule"] = Decision.ASK
+    recorder = ctx.extra.get("checkpoints") if ctx is not None else None
+    if recorder is not None and not _reads_only(tool, _parse(call.arguments)):
+        recorder.before_write()  # /rewind: snapshot once, before the turn's first write
+        for note in recorder.notices:
+            emit(Notice("checkpoint", note))
+        recorder.notices.clear()
     return tool, extra
 
 

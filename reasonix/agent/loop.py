@@ -142,6 +142,9 @@ class Agent:
         finally:
             cancel.cancel("turn ended")  # stop any worker still attached to this turn
             self.session.sync()
+            recorder = self.tool_ctx.extra.get("checkpoints")
+            if recorder is not None:
+                recorder.end()
 
     def _start_turn(self, user_input: str) -> list[str]:
         """Append the user message (after its hooks); returns hook notices for the user."""
@@ -152,6 +155,9 @@ class Agent:
         text = user_input + (self.recall(user_input) if self.recall else "")  # never in system
         if context:  # hook context joins the user turn, never the system prompt (prefix cache)
             text += "\n\n" + context
+        recorder = self.tool_ctx.extra.get("checkpoints")
+        if recorder is not None:  # /rewind: where this turn starts, before its message
+            recorder.begin(self.session.id, len(self.session.records()), user_input)
         if self.instructions and not any(m.role is Role.USER for m in self.history):
             text = self.instructions + "\n\n" + text  # once, in the first user turn
         self._append(Message(Role.USER, text))  # flushed now, fsynced after the first answer

@@ -19,6 +19,7 @@ from reasonix.tool import Registry, ToolContext
 from .permissions import naming_file
 
 if TYPE_CHECKING:
+    from reasonix.agent.checkpoints import CheckpointStore
     from reasonix.agent.hooks import HookRunner
 
 __all__ = [
@@ -128,3 +129,10 @@ def hooks_for(
         wrap=wrap,
         secret_env=ctx.extra.get("secret_env", ()),
     )
+
+
+def checkpoints_for(workspace: Path) -> CheckpointStore | None:
+    """The workspace's checkpoint store for ``/rewind`` (None when git is missing)."""
+    from reasonix.agent.checkpoints import CheckpointStore
+
+    return CheckpointStore(workspace) if CheckpointStore.available() else None

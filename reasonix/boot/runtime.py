@@ -21,6 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from reasonix.agent.checkpoints import TurnRecorder
 from reasonix.agent.events import Runner
 from reasonix.agent.execute import EventApprover
 from reasonix.agent.instructions import instruction_block, load_instructions
@@ -38,6 +39,7 @@ from .parts import (
     budget_for,
     build_provider,
     build_registry,
+    checkpoints_for,
     context_for,
     hooks_for,
     price_for_model,
@@ -85,6 +87,9 @@ class Runtime:
         self.ablate, self.notices = ablate, notices
         self.price: dict[str, Any] | None = price_for_model(resolved)
         self.mcp: Any = None  # the McpManager when MCP servers are configured
+        self.checkpoints = checkpoints_for(workspace)
+        if self.checkpoints is not None:
+            tool_ctx.extra["checkpoints"] = TurnRecorder(self.checkpoints)
         self.hooks = hooks_for(config, workspace, tool_ctx, self._hook_fields)
         if self.hooks is not None:
             self.tool_ctx.extra["hooks"] = self.hooks

@@ -22,6 +22,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "permission": ("reasonix.cli.permission_cmd", "debug: show the permission decision"),
     "setup": ("reasonix.cli.setup_cmd", "set up a model provider (wizard or --preset)"),
     "doctor": ("reasonix.cli.doctor_cmd", "check config, provider, sandbox, MCP servers"),
+    "rewind": ("reasonix.cli.rewind_cmd", "list turns, restore files/conversation, undo"),
 }
 
 # Commands of DESIGN.md §4 that later issues implement: name -> (help, area).

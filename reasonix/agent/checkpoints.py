@@ -1,0 +1,234 @@
+"""Checkpoints of what the agent changes, kept in a shadow git repository.
+
+Before the first file-changing tool of a user turn (an edit tool or ``bash``)
+the workspace is snapshotted into a git repository under the state dir
+(``<state>/checkpoints/<project>/git``, never the project's own ``.git``);
+when the turn ends it is snapshotted again. ``.gitignore`` is honoured, files
+over :data:`FILE_LIMIT` are left out and named, and git runs with no user or
+system config, so no hook, filter or line-ending rule touches the content.
+A per-project log (``log.jsonl``, append-only) records, per session and turn,
+where the turn's messages start in the transcript and its snapshots.
+
+Read-only turns cost nothing: no snapshot is taken until something may write.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import subprocess
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from reasonix.config.paths import project_slug, state_dir
+from reasonix.errors import SessionError
+
+__all__ = ["FILE_LIMIT", "CheckpointStore", "Turn", "TurnRecorder"]
+
+FILE_LIMIT = 10 * 1024 * 1024  # a file larger than this is not kept (named in the log)
+_GIT_TIMEOUT = 120.0
+
+
+@dataclass
+class Turn:
+    """One user turn as the log knows it (``before``/``after`` are "" without writes)."""
+
+    session: str
+    number: int
+    records: int  # transcript records before this turn's user message
+    title: str
+    time: float
+    before: str = ""
+    after: str = ""
+    too_big: list[str] = field(default_factory=list)
+
+
+class CheckpointStore:
+    """The shadow repository and the log of one workspace."""
+
+    def __init__(self, workspace: Path, root: Path | None = None) -> None:
+        self.workspace = Path(workspace).resolve()
+        self.root = root or state_dir() / "checkpoints" / project_slug(self.workspace)
+        self.git_dir = self.root / "git"
+        self.log_path = self.root / "log.jsonl"
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def available() -> bool:
+        """True when a ``git`` program exists (checkpoints need it)."""
+        return shutil.which("git") is not None
+
+    # -- git ------------------------------------------------------------------
+    def _env(self) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+        env.update(
+            GIT_DIR=str(self.git_dir), GIT_WORK_TREE=str(self.workspace),
+            GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=os.devnull, GIT_TERMINAL_PROMPT="0",
+            GIT_AUTHOR_NAME="reasonix", GIT_AUTHOR_EMAIL="checkpoints@reasonix.invalid",
+            GIT_COMMITTER_NAME="reasonix", GIT_COMMITTER_EMAIL="checkpoints@reasonix.invalid",
+        )  # fmt: skip
+        return env
+
+    def git(self, *args: str, data: bytes | None = None, work_tree: bool = True) -> bytes:
+        """Run git on the shadow repository; a failure is a SessionError."""
+        env = self._env()
+        if not work_tree:
+            env.pop("GIT_WORK_TREE")
+        try:
+            done = subprocess.run(
+                ["git", "-c", "core.autocrlf=false", "-c", "core.quotepath=false", *args],
+                cwd=self.workspace, env=env, input=data, capture_output=True,
+                timeout=_GIT_TIMEOUT, check=False,
+            )  # fmt: skip
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise SessionError(f"checkpoint: git {args[0]} failed: {exc}") from None
+        if done.returncode != 0:
+            why = done.stderr.decode("utf-8", "replace").strip().splitlines()
+            raise SessionError(f"checkpoint: git {args[0]}: {why[-1] if why else done.returncode}")
+        return done.stdout
+
+    def _ensure(self) -> None:
+        if (self.git_dir / "HEAD").is_file():
+            return
+        self.root.mkdir(parents=True, exist_ok=True)
+        self.git("init", "-q", work_tree=False)  # GIT_DIR names where it goes
+        # The agent's own state must never be snapshotted, even when it lives in the project.
+        excludes = [".git/", ".reasonix-checkpoints/"]
+        with contextlib.suppress(ValueError):
+            excludes.append("/" + str(state_dir().resolve().relative_to(self.workspace)) + "/")
+        (self.git_dir / "info").mkdir(exist_ok=True)
+        (self.git_dir / "info" / "exclude").write_text("\n".join(excludes) + "\n")
+
+    def snapshot(self, message: str) -> tuple[str, list[str]]:
+        """Commit the workspace as it is now; returns (commit id, files left out as too big)."""
+        with self._lock:
+            self._ensure()
+            listed = self.git("ls-files", "-z", "--others", "--modified", "--exclude-standard")
+            too_big = []
+            for name in sorted({n for n in listed.decode("utf-8", "replace").split("\0") if n}):
+                with contextlib.suppress(OSError):
+                    if (self.workspace / name).stat().st_size > FILE_LIMIT:
+                        too_big.append(name)
+            self.git("add", "-A", "--", ".", *(f":(exclude,literal){n}" for n in too_big))
+            tree = self.git("write-tree").decode().strip()
+            commit = self.git("commit-tree", tree, "-m", message).decode().strip()
+            self.git("update-ref", "refs/reasonix/latest", commit)
+            return commit, too_big
+
+    def changed(self, a: str, b: str) -> list[str]:
+        """Paths that differ between two snapshots."""
+        out = self.git("diff", "--name-only", "-z", "--no-renames", a, b)
+        return [n for n in out.decode("utf-8", "replace").split("\0") if n]
+
+    def content(self, commit: str, path: str) -> bytes | None:
+        """A file's bytes in a snapshot, or None when it was absent there."""
+        try:
+            return self.git("cat-file", "blob", f"{commit}:{path}")
+        except SessionError:
+            return None
+
+    def mode(self, commit: str, path: str) -> int | None:
+        """A file's git mode in a snapshot (0o100755 for executables)."""
+        out = self.git("ls-tree", "-z", commit, "--", path).decode("utf-8", "replace")
+        return int(out.split(" ", 1)[0], 8) if out else None
+
+    # -- the log ----------------------------------------------------------------
+    def append(self, record: dict[str, Any]) -> None:
+        """Add one record to the log (one line, flushed)."""
+        with self._lock:
+            self.root.mkdir(parents=True, exist_ok=True)
+            with open(self.log_path, "a", encoding="utf-8") as fh:
+                fh.write(json.dumps(record, ensure_ascii=False) + "\n")
+
+    def records(self) -> list[dict[str, Any]]:
+        """Every well-formed log record (a torn or foreign line is skipped)."""
+        try:
+            text = self.log_path.read_text(encoding="utf-8", errors="replace")
+        except FileNotFoundError:
+            return []
+        out = []
+        for line in text.splitlines():
+            with contextlib.suppress(ValueError):
+                rec = json.loads(line)
+                if isinstance(rec, dict) and isinstance(rec.get("type"), str):
+                    out.append(rec)
+        return out
+
+    def turns(self, session: str) -> list[Turn]:
+        """The turns of ``session`` in order, including those inherited from the session a
+        rewind copied it from (``rewound_from``/``rewound_turn`` records)."""
+        recs = self.records()
+        return _turns(recs, session, depth=0)
+
+
+def _turns(recs: list[dict[str, Any]], session: str, depth: int) -> list[Turn]:
+    own: dict[int, Turn] = {}
+    inherited: list[Turn] = []
+    for rec in recs:
+        if rec.get("session") != session:
+            continue
+        kind, n = rec["type"], rec.get("turn")
+        if kind == "fork" and depth < 20:
+            parent = _turns(recs, str(rec.get("from", "")), depth + 1)
+            inherited = [t for t in parent if t.number < int(rec.get("turn", 0))]
+        elif kind == "turn" and isinstance(n, int):
+            own[n] = Turn(session, n, int(rec.get("records", 0)), str(rec.get("title", "")),
+                          float(rec.get("time", 0.0)))  # fmt: skip
+        elif kind == "before" and n in own:
+            own[n].before = str(rec.get("commit", ""))
+            own[n].too_big = list(rec.get("too_big", []))
+        elif kind == "after" and n in own:
+            own[n].after = str(rec.get("commit", ""))
+    return inherited + [own[k] for k in sorted(own)]
+
+
+class TurnRecorder:
+    """The agent's side: mark each turn, snapshot before its first write and at its end."""
+
+    def __init__(self, store: CheckpointStore) -> None:
+        self.store = store
+        self._turn: Turn | None = None
+        self.notices: list[str] = []
+
+    def begin(self, session: str, records: int, title: str) -> None:
+        """A user turn starts; ``records`` = the transcript's record count before it."""
+        number = len(self.store.turns(session)) + 1
+        self._turn = Turn(session, number, records, title[:120], time.time())
+        rec = {"type": "turn", "session": session, "turn": number, "records": records}
+        self.store.append({**rec, "title": title[:120], "time": time.time()})
+
+    def before_write(self) -> None:
+        """A tool that may change files is about to run: snapshot once per turn."""
+        turn = self._turn
+        if turn is None or turn.before:
+            return
+        try:
+            turn.before, turn.too_big = self.store.snapshot(f"before turn {turn.number}")
+        except (SessionError, OSError) as exc:
+            turn.before = "-"  # do not retry on every call of this turn
+            self.notices.append(f"checkpoint skipped: {exc}")
+            return
+        rec = {"type": "before", "session": turn.session, "turn": turn.number,
+               "commit": turn.before, "too_big": turn.too_big}  # fmt: skip
+        self.store.append(rec)
+        if turn.too_big:
+            names = ", ".join(turn.too_big[:5])
+            self.notices.append(f"checkpoint: too big to keep (not restorable): {names}")
+
+    def end(self) -> None:
+        """The turn ended: snapshot again when it wrote anything."""
+        turn, self._turn = self._turn, None
+        if turn is None or not turn.before or turn.before == "-":
+            return
+        try:
+            after, _ = self.store.snapshot(f"after turn {turn.number}")
+        except (SessionError, OSError) as exc:
+            self.notices.append(f"checkpoint after the turn skipped: {exc}")
+            return
+        self.store.append({"type": "after", "session": turn.session, "turn": turn.number,
+                           "commit": after})  # fmt: skip
