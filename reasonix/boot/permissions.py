@@ -54,7 +54,18 @@ def build_gate(
     def persist(rule: str) -> None:  # D3: "always allow" goes to the project reasonix.toml
         tomledit.append_to_array(workspace / "reasonix.toml", "permissions", "allow", rule)
 
-    return permission.Gate(policy, approver, persist)
+    gate = permission.Gate(policy, approver, persist)
+    gate.preview = lambda rule: rule_preview(rule, workspace)
+    return gate
+
+
+def rule_preview(rule: str, workspace: Path) -> str:
+    """What ``rule`` would have approved in this project's sessions (the rule simulator)."""
+    from reasonix.agent.recorded import project_sessions, recorded_calls
+    from reasonix.permission.simulate import simulate
+
+    calls = recorded_calls(project_sessions(workspace))
+    return simulate(rule, calls, str(workspace)).summary()
 
 
 def scope_gate(roots: list[Path], workspace: Path, approver: EventApprover | None) -> Any:

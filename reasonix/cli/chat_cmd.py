@@ -262,4 +262,19 @@ def _ask(request: ApprovalRequest) -> ApprovalChoice:
     finally:
         signal.signal(signal.SIGINT, previous)
     choice = ApprovalChoice[_CHOICES.get(answer[:1], "DENY")]
+    if choice is ApprovalChoice.ALWAYS and request.preview is not None:
+        choice = _confirm_always(request)
     return choice if choice in request.choices else ApprovalChoice.DENY
+
+
+def _confirm_always(request: ApprovalRequest) -> ApprovalChoice:
+    """Before saving an "always" rule: what it would have approved before, then confirm."""
+    assert request.preview is not None
+    try:
+        print(printable(request.preview(request.suggested_rule)))
+        answer = input("  save this rule? [y/N, N = allow for this session only]: ")
+    except (EOFError, KeyboardInterrupt, ReasonixError):
+        answer = "n"
+    return (
+        ApprovalChoice.ALWAYS if answer.strip().lower() in ("y", "yes") else ApprovalChoice.SESSION
+    )

@@ -46,6 +46,16 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--headless", action="store_true", help="also print what a headless run would answer"
     )
     check.add_argument("--workspace", default=None, help="anchor for path rules (default: cwd)")
+    sim = sub.add_parser(
+        "simulate",
+        help="replay a rule against the tool calls recorded in this project's sessions",
+        description="Show what RULE would have approved (and not then), with narrower and wider "
+        "alternatives. Reads transcripts only; never runs anything.",
+    )
+    sim.add_argument("rule", metavar="RULE", help="e.g. 'Bash(git:*)', 'Edit(src/**)'")
+    sim.add_argument("--all-projects", action="store_true", help="every project's sessions")
+    sim.add_argument("--json", action="store_true", help="print JSON")
+    sim.add_argument("--dir", default=None, help="the project (default: the current directory)")
     bash = sub.add_parser(
         "bash",
         help="show how a bash command is split and classified",
@@ -108,4 +118,26 @@ def execute(args: argparse.Namespace) -> int:
         return _check(args)
     if args.permission_command == "bash":
         return _bash(args)
-    raise UsageError("usage: reasonix permission check TOOL ARGS_JSON | permission bash COMMAND")
+    if args.permission_command == "simulate":
+        return _simulate(args)
+    raise UsageError(
+        "usage: reasonix permission check TOOL ARGS_JSON | permission bash COMMAND | "
+        "permission simulate RULE"
+    )
+
+
+def _simulate(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from reasonix.agent.recorded import project_sessions, recorded_calls
+    from reasonix.cli.safe_text import printable
+    from reasonix.permission.simulate import simulate
+
+    workspace = Path(args.dir or ".").resolve()
+    calls = recorded_calls(project_sessions(workspace, args.all_projects))
+    sim = simulate(args.rule, calls, str(workspace))
+    if args.json:
+        print(json.dumps(sim.as_dict(), ensure_ascii=False))
+    else:
+        print(printable(sim.summary()))
+    return 0

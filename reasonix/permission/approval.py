@@ -54,6 +54,8 @@ class ApprovalRequest:
     ``alternative_rule`` is an optional broader bash scope (``Bash(git push:*)``) a
     frontend may offer — it can grant it itself via :meth:`Gate.grant` and answer ONCE.
     ``fresh``: nested/indirect bash that only a human (or an exact literal) may allow.
+    ``preview(rule)``: replays a rule against the project's recorded calls and says what
+    it would have approved (the rule simulator); frontends show it before saving ALWAYS.
     """
 
     tool_name: str
@@ -64,6 +66,7 @@ class ApprovalRequest:
     reason: str
     alternative_rule: str = ""
     fresh: bool = False
+    preview: Callable[[str], str] | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -88,6 +91,7 @@ class Gate:
     approver: Approver | None = None
     persist: Callable[[str], None] | None = None
     session_rules: list[str] = field(default_factory=list)
+    preview: Callable[[str], str] | None = None  # the rule simulator, for "always" answers
     # Tool workers may call check() concurrently; prompts and grants are serialised.
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
@@ -164,6 +168,7 @@ class Gate:
             reason=verdict.reason,
             alternative_rule=alternative if alternative != rule else "",
             fresh=verdict.fresh,
+            preview=self.preview if len(choices) > 2 else None,
         )
         choice = self.approver(request)
         if choice not in choices or choice is ApprovalChoice.DENY:
