@@ -55,8 +55,8 @@ def test_thirty_git_calls_across_three_sessions(tmp_path: Path) -> None:
 
 
 def test_alternatives_of_a_subcommand_and_an_exact_rule() -> None:
-    calls = [RecordedCall("bash", {"command": c}, ran) for c, ran in [
-        ("npm test", True), ("npm test -- --watch", False), ("npm install left-pad", False)]]  # fmt: skip
+    seen = [("npm test", True), ("npm test -- --watch", False), ("npm install left-pad", False)]
+    calls = [RecordedCall("bash", {"command": c}, ran) for c, ran in seen]
     sub = simulate("Bash(npm test:*)", calls)
     assert (sub.rule.matched, sub.rule.newly) == (2, 1)
     assert [w.rule for w in sub.wider] == ["Bash(npm:*)"] and sub.wider[0].newly == 2
