@@ -23,7 +23,7 @@ from reasonix.agent.checkpoints import CheckpointStore, Turn
 from reasonix.agent.session import copy_session, read_records
 from reasonix.errors import SessionError, UsageError
 
-__all__ = ["RewindResult", "rewind", "undo"]
+__all__ = ["RewindResult", "agent_files", "rewind", "undo", "write_back"]
 
 MODES = ("both", "code", "conversation", "fork")
 
@@ -56,7 +56,7 @@ def _current(store: CheckpointStore) -> str:
     return commit
 
 
-def _agent_files(store: CheckpointStore, turns: list[Turn], now: str) -> dict[str, str]:
+def agent_files(store: CheckpointStore, turns: list[Turn], now: str) -> dict[str, str]:
     """Files the agent changed in ``turns`` -> the snapshot with its last agent-made state."""
     last: dict[str, str] = {}
     for t in turns:
@@ -68,7 +68,7 @@ def _agent_files(store: CheckpointStore, turns: list[Turn], now: str) -> dict[st
     return last
 
 
-def _write_back(store: CheckpointStore, workspace: Path, path: str, commit: str,
+def write_back(store: CheckpointStore, workspace: Path, path: str, commit: str,
                 result: RewindResult) -> None:  # fmt: skip
     target = workspace / path
     data = store.content(commit, path)
@@ -97,7 +97,7 @@ def _restore(store: CheckpointStore, files: dict[str, str], target: str, now: st
         mine, theirs = store.content(agent_state, path), store.content(now, path)
         if mine != theirs:
             result.warnings.append(f"{path} was changed outside the agent since its snapshot")
-        _write_back(store, store.workspace, path, target, result)
+        write_back(store, store.workspace, path, target, result)
 
 
 def rewind(
@@ -118,7 +118,7 @@ def rewind(
     saved, files = "", {}
     if mode in ("both", "code"):
         saved = _current(store)
-        files = _agent_files(store, undone, saved)
+        files = agent_files(store, undone, saved)
         target = next((t.before for t in undone if t.before and t.before != "-"), "")
         if target:
             _restore(store, files, target, saved, result)

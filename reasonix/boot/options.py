@@ -50,6 +50,9 @@ class RuntimeOptions:
     interactive: bool = False
     # extra config overrides as dotted keys (flag precedence), for frontends that set more
     overrides: dict[str, Any] = field(default_factory=dict)
+    # a ready Provider instead of the configured one (``reasonix replay`` serves a recording);
+    # no API key is needed then
+    provider: Any = None
 
     def mode(self) -> str | None:
         """The permission posture the flags ask for (None: the configured one)."""

@@ -237,7 +237,7 @@ def build_runtime(options: RuntimeOptions) -> Runtime:
     ablate = options.arms()
     cfg = config_mod.load(workspace, options.config_flags(workspace))
     resolved = cfg.default_resolved()  # its errors name the file that set default_model
-    provider = build_provider(resolved)
+    provider = options.provider or build_provider(resolved)
     registry = build_registry(cfg, ablate)
     add_dirs = [Path(p) for p in cfg.sandbox.allow_write]
     meta = {"system": system_prompt(workspace, add_dirs), "model": resolved.ref}

@@ -23,6 +23,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "setup": ("reasonix.cli.setup_cmd", "set up a model provider (wizard or --preset)"),
     "doctor": ("reasonix.cli.doctor_cmd", "check config, provider, sandbox, MCP servers"),
     "rewind": ("reasonix.cli.rewind_cmd", "list turns, restore files/conversation, undo"),
+    "replay": ("reasonix.cli.replay_cmd", "re-run a recorded session, report divergences"),
 }
 
 # Commands of DESIGN.md §4 that later issues implement: name -> (help, area).

@@ -1,0 +1,127 @@
+"""``reasonix replay``: re-run a recorded session with today's build and config.
+
+The workspace is copied to a scratch directory and, where checkpoints exist,
+put back to how it was before the session's first change; every model
+response is served from the recording (:class:`ReplayProvider`, no network);
+approval questions are answered as the recording shows they were (run then →
+allow once, refused then → deny). The tools, permission rules, hooks,
+sandbox and compaction are today's, so what differs is what changed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from reasonix.agent.checkpoints import CheckpointStore
+from reasonix.agent.events import ApprovalRequested, Error, StepStart, ToolEnd
+from reasonix.agent.replay import Divergence, Recording, ReplayProvider, compare_results
+from reasonix.agent.rewind import RewindResult, agent_files, write_back
+from reasonix.agent.session import read_records
+from reasonix.cancel import Cancel
+from reasonix.config.paths import sessions_dir
+from reasonix.permission import ApprovalChoice
+
+from .options import RuntimeOptions
+from .runtime import build_runtime
+
+__all__ = ["ReplayReport", "replay_session"]
+
+_SKIP = shutil.ignore_patterns(".git", "node_modules", ".venv", "venv", "__pycache__",
+                               ".mypy_cache", ".pytest_cache", ".ruff_cache")  # fmt: skip
+
+
+@dataclass
+class ReplayReport:
+    """What a replay found."""
+
+    session: str
+    turns: int = 0
+    tool_calls: int = 0
+    divergences: list[Divergence] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        """The JSON form (``reasonix replay --json``)."""
+        return {"session": self.session, "turns": self.turns, "tool_calls": self.tool_calls,
+                "diverged": bool(self.divergences), "notes": self.notes,
+                "divergences": [d.as_dict() for d in self.divergences]}  # fmt: skip
+
+
+def _scratch(workspace: Path, session: str, report: ReplayReport) -> tuple[Path, Path]:
+    root = Path(tempfile.mkdtemp(prefix="reasonix-replay-"))
+    scratch = root / workspace.name
+    shutil.copytree(workspace, scratch, symlinks=True, ignore=_SKIP)
+    store = CheckpointStore(workspace)
+    turns = store.turns(session) if CheckpointStore.available() else []
+    first = next((t.before for t in turns if t.before and t.before != "-"), "")
+    if not first:
+        report.notes.append("no checkpoint for this session: replaying against the files as now")
+        return root, scratch
+    now, _ = store.snapshot("before replay")
+    put_back = RewindResult()
+    for path in agent_files(store, turns, now):
+        write_back(store, scratch, path, first, put_back)
+    return root, scratch
+
+
+def _answer(event: ApprovalRequested, recorded_ran: dict[tuple[str, str], bool]) -> None:
+    req = event.request
+    key = (str(getattr(req, "tool_name", "")), repr(sorted(getattr(req, "args", {}).items())))
+    event.answer(ApprovalChoice.ONCE if recorded_ran.get(key, False) else ApprovalChoice.DENY)
+
+
+def replay_session(workspace: Path, session_path: Path) -> ReplayReport:
+    """Replay the session at ``session_path`` (recorded in ``workspace``)."""
+    import json
+
+    recording = Recording(read_records(session_path))
+    report = ReplayReport(session_path.stem, turns=len(recording.turns))
+    root, scratch = _scratch(workspace, session_path.stem, report)
+    provider = ReplayProvider(recording)
+    names = (recording.workspace or str(workspace), str(scratch))
+    try:
+        rt = build_runtime(RuntimeOptions(workspace=scratch, interactive=True, provider=provider))
+        try:
+            for i, turn in enumerate(recording.turns):
+                provider.begin_turn(i)
+                ran: dict[tuple[str, str], bool] = {}
+                for k, reply in enumerate(turn.replies):
+                    for call in reply.tool_calls:
+                        with contextlib.suppress(ValueError, AttributeError):
+                            args = json.loads(call.arguments or "{}")
+                            key = (call.name, repr(sorted(args.items())))
+                            ran[key] = turn.results.get((k, call.id), ("", False))[1]
+                now: dict[tuple[int, str], tuple[str, bool, str]] = {}
+                step = 0
+                for event in rt.runner.run(turn.text, Cancel()):
+                    if isinstance(event, StepStart):
+                        step = event.step
+                    elif isinstance(event, ApprovalRequested):
+                        _answer(event, ran)
+                    elif isinstance(event, ToolEnd):
+                        refused = event.content.startswith(("blocked:", "unknown tool"))
+                        now[(step - 1, event.call_id)] = (event.content, not refused, event.name)
+                    elif isinstance(event, Error) and i not in provider.missing:
+                        kind = "blocked_by_hook" if "hook" in event.message else "error"
+                        report.divergences.append(Divergence(i + 1, kind, event.message))
+                report.tool_calls += len(now)
+                report.divergences += compare_results(i + 1, turn, now, names)
+                asked = provider.summaries_requested.count(i)
+                if asked != turn.summaries:
+                    text = f"compacted {asked} time(s) in this turn; the recording {turn.summaries}"
+                    report.divergences.append(Divergence(i + 1, "compaction", text))
+                if i in provider.missing:
+                    text = "the run asked for a model reply the recording does not have"
+                    report.divergences.append(Divergence(i + 1, "no_reply", text))
+        finally:
+            rt.close()
+    finally:
+        shutil.rmtree(sessions_dir(scratch), ignore_errors=True)
+        shutil.rmtree(CheckpointStore(scratch).root, ignore_errors=True)
+        shutil.rmtree(root, ignore_errors=True)
+    return report
