@@ -60,6 +60,7 @@ __all__ = [
     "prune_candidates",
     "prune_text",
     "select_cut",
+    "summary_instruction",
     "trigger_tokens",
 ]
 
@@ -91,6 +92,14 @@ SUMMARY_INSTRUCTION = (
     "done and the exact next step. Drop pleasantries and content that is no longer "
     "relevant. Do not call tools. Reply with the summary text only."
 )
+
+
+def summary_instruction(focus: str = "") -> str:
+    """The summary request's last user message; ``/compact FOCUS`` adds what to favour."""
+    focus = " ".join(focus.split())
+    if not focus:
+        return SUMMARY_INSTRUCTION
+    return f"{SUMMARY_INSTRUCTION}\n\nThe user asked the summary to focus on: {focus}"
 
 
 def trigger_tokens(context_window: int, compact_ratio: float) -> int:

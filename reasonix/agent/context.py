@@ -230,11 +230,12 @@ class ContextManager:
                 raise CompactionRequired(_required_text(result))
             return self._sending(self._view.messages)
 
-    def compact(self, cancel: Cancel, *, force: bool = True) -> MaintenanceResult:
+    def compact(self, cancel: Cancel, *, force: bool = True, focus: str = "") -> MaintenanceResult:
         """Manual maintenance (``/compact``, ``run --compact``): prune, then one summary.
 
         Runs even below the trigger and even when the generation is blocked;
-        a failure is recorded and returned, not raised.
+        a failure is recorded and returned, not raised. ``focus`` (``/compact
+        FOCUS``) tells the summary what to keep in most detail.
         """
         with self._lock:
             self._sync()
@@ -247,6 +248,7 @@ class ContextManager:
                 target=0 if force else self.trigger,
                 max_summaries=1,
                 force=force,
+                focus=focus,
             )
             self.last_result = result
             return result
@@ -285,6 +287,7 @@ class ContextManager:
         max_summaries: int,
         force: bool,
         hard_limit: int | None = None,
+        focus: str = "",
     ) -> MaintenanceResult:
         result = MaintenanceResult(reason=reason, tokens_before=tokens)
         limit = self.context_window if hard_limit is None else hard_limit
@@ -302,7 +305,7 @@ class ContextManager:
             if action is not cp.Action.SUMMARISE:
                 break
             try:
-                self._summarise_once(cancel, result)
+                self._summarise_once(cancel, result, focus)
             except _SummaryFailed as err:
                 status, text, paid = err.args
                 if paid:  # only a paid-for attempt blocks the generation
@@ -332,7 +335,7 @@ class ContextManager:
         self.store.append(cp.checkpoint_record(checkpoint))
         self._view = cp.load_projection(self.store.records())
 
-    def _summarise_once(self, cancel: Cancel, result: MaintenanceResult) -> None:
+    def _summarise_once(self, cancel: Cancel, result: MaintenanceResult, focus: str = "") -> None:
         view = self._view
         entries = view.entries
         ratio = self.counter.ratio
@@ -348,7 +351,7 @@ class ContextManager:
             model=self.model,
             system=self.system,
             tools=list(self.tools),
-            messages=[*prefix, Message(role=Role.USER, content=cp.SUMMARY_INSTRUCTION)],
+            messages=[*prefix, Message(role=Role.USER, content=cp.summary_instruction(focus))],
             max_tokens=cp.SUMMARY_MAX_TOKENS,
         )
         result.summary_requests.append(request)

@@ -91,7 +91,8 @@ class CommandHost(Protocol):
         ...
 
     def clear(self) -> str:
-        """``/clear``: start over in a new session (the old one stays on disk)."""
+        """``/clear`` (after the confirmation): start over in a new session and delete
+        the old transcript — CMD-1: discarded, not saved; memory is kept."""
         ...
 
     def compact(self, focus: str) -> str:

@@ -173,9 +173,9 @@ def run_memory_command(memory: Memory, argument_text: str) -> str:
         return str(err)
 
 
-def compact_command(ctx: ContextManager, cancel: Cancel) -> str:
-    """``/compact``: prune and summarise now, even below the trigger or when blocked."""
-    r = ctx.compact(cancel)
+def compact_command(ctx: ContextManager, cancel: Cancel, focus: str = "") -> str:
+    """``/compact [FOCUS]``: prune and summarise now, even below the trigger or when blocked."""
+    r = ctx.compact(cancel, focus=focus)
     if r.status != "ok":
         pruned = f"; {r.pruned} tool results pruned" if r.pruned else ""
         return f"no summary ({r.status}): {r.detail}{pruned}"

@@ -1,4 +1,4 @@
-"""A tiny reference MCP server over stdio: ``echo`` and ``wordcount`` (DOC-6).
+"""A tiny reference MCP server over stdio: two tools, a prompt and a resource (DOC-6).
 
 It shows the whole plugin contract in one readable file and needs nothing but
 the standard library, so anyone can try MCP with no installs::
@@ -7,7 +7,10 @@ the standard library, so anyone can try MCP with no installs::
 
 Protocol: one JSON-RPC 2.0 message per line on stdin/stdout, the handshake era
 (``initialize`` → ``notifications/initialized`` → ``tools/list`` /
-``tools/call``). Unknown methods, including the stateless era's
+``tools/call``, ``prompts/list`` / ``prompts/get``, ``resources/list`` /
+``resources/read``). The prompt ``explain`` becomes the slash command
+``/mcp__example__explain TOPIC`` and the resource is attached in chat with
+``@example:example://readme``. Unknown methods, including the stateless era's
 ``server/discover``, get a method-not-found error, which tells a client to use
 the handshake instead. Logging goes to stderr; stdout carries only protocol.
 """
@@ -18,7 +21,7 @@ import json
 from collections.abc import Callable
 from typing import IO, Any
 
-__all__ = ["TOOLS", "handle", "serve"]
+__all__ = ["PROMPTS", "RESOURCES", "TOOLS", "handle", "serve"]
 
 SUPPORTED_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
 _METHOD_NOT_FOUND = -32601
@@ -66,6 +69,41 @@ TOOLS: dict[str, tuple[dict[str, Any], Callable[[dict[str, Any]], str]]] = {
 }
 
 
+PROMPTS: dict[str, dict[str, Any]] = {
+    "explain": {
+        "name": "explain",
+        "description": "Ask for an explanation of a topic at a chosen level.",
+        "arguments": [
+            {"name": "topic", "description": "What to explain", "required": True},
+            {"name": "level", "description": "beginner or expert", "required": False},
+        ],
+    },
+}
+
+RESOURCES: dict[str, tuple[dict[str, Any], str]] = {
+    "example://readme": (
+        {
+            "uri": "example://readme",
+            "name": "readme",
+            "description": "What this example server offers.",
+            "mimeType": "text/plain",
+        },
+        "The example server offers the tools echo and wordcount, the prompt explain "
+        "and this resource.\n",
+    ),
+}
+
+
+def _prompt(params: dict[str, Any]) -> dict[str, Any] | None:
+    if params.get("name") not in PROMPTS:
+        return None
+    args = params.get("arguments") or {}
+    topic = str(args.get("topic", "")).strip() or "something"
+    level = str(args.get("level", "")).strip() or "beginner"
+    text = f"Explain {topic} to a {level}, in three short paragraphs."
+    return {"messages": [{"role": "user", "content": {"type": "text", "text": text}}]}
+
+
 def _error(msg_id: Any, code: int, message: str) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": msg_id, "error": {"code": code, "message": message}}
 
@@ -88,7 +126,11 @@ def handle(message: dict[str, Any]) -> dict[str, Any] | None:
             msg_id,
             {
                 "protocolVersion": version,
-                "capabilities": {"tools": {"listChanged": False}},
+                "capabilities": {
+                    "tools": {"listChanged": False},
+                    "prompts": {"listChanged": False},
+                    "resources": {},
+                },
                 "serverInfo": {"name": "reasonix-example", "version": "1.0.0"},
             },
         )
@@ -103,6 +145,21 @@ def handle(message: dict[str, Any]) -> dict[str, Any] | None:
             return _error(msg_id, _INVALID_PARAMS, f"unknown tool {params.get('name')!r}")
         text = entry[1](args)
         return _result(msg_id, {"content": [{"type": "text", "text": text}], "isError": False})
+    if method == "prompts/list":
+        return _result(msg_id, {"prompts": list(PROMPTS.values())})
+    if method == "prompts/get":
+        prompt = _prompt(params)
+        if prompt is None:
+            return _error(msg_id, _INVALID_PARAMS, f"unknown prompt {params.get('name')!r}")
+        return _result(msg_id, prompt)
+    if method == "resources/list":
+        return _result(msg_id, {"resources": [info for info, _ in RESOURCES.values()]})
+    if method == "resources/read":
+        uri = str(params.get("uri"))
+        if uri not in RESOURCES:
+            return _error(msg_id, _INVALID_PARAMS, f"unknown resource {uri!r}")
+        text = RESOURCES[uri][1]
+        return _result(msg_id, {"contents": [{"uri": uri, "mimeType": "text/plain", "text": text}]})
     return _error(msg_id, _METHOD_NOT_FOUND, f"method not found: {method}")
 
 

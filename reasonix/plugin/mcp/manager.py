@@ -16,6 +16,7 @@ Usage (``reasonix run`` / the TUI wire it like this)::
     mgr.capability_tool(allow=...)                      # a sub-agent's own frontend
     McpManager(..., local=[LocalCapability(...)])       # in-process targets (session:tool_result)
     mgr.status(counts=True)                             # /mcp: tools/prompts/resources
+    mgr.reconnect(server)                               # start a failed server again
     mgr.prompts(); mgr.get_prompt(server, name, args)   # /mcp__server__prompt
     mgr.resources(); mgr.read_resource(server, uri)     # @server:uri
     mgr.close()
@@ -77,6 +78,7 @@ class ResourceInfo:
     uri: str
     name: str = ""
     mime_type: str = ""
+    description: str = ""
 
 
 class McpManager:
@@ -209,6 +211,18 @@ class McpManager:
                 by_name[server].resources += 1
         return out
 
+    def reconnect(self, server: str, timeout: float = START_WAIT_SECONDS) -> str:
+        """Start a server that failed again (``/mcp auth`` just got it tokens); its state.
+
+        A ready or still-starting server is left alone. Tools of a server that
+        comes up now are reached through ``use_capability`` (the schema is frozen).
+        """
+        rt = self._runtime(server)
+        if rt.state == "failed" and rt.client is None:
+            rt.start()
+            rt.wait(timeout)
+        return rt.state
+
     def _runtime(self, server: str) -> ServerRuntime:
         rt = self.runtimes.get(server)
         if rt is None:
@@ -269,6 +283,7 @@ class McpManager:
                 str(r.get("uri", "")),
                 str(r.get("name") or ""),
                 str(r.get("mimeType") or ""),
+                str(r.get("description") or ""),
             )
             for server, r in self._collect("resources", "resources/list", "resources", cancel)
         ]

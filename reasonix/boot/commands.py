@@ -1,0 +1,315 @@
+"""The command layer over a live runtime: :class:`RuntimeCommandHost` and :func:`build_commands`.
+
+Every frontend gets its slash commands with one call::
+
+    reg = build_commands(rt)                 # rt: reasonix.boot.Runtime
+    reg.notices                              # command files that were skipped
+    if reg.is_command(line): result = reg.run(line)
+
+The host is the only code that reads or changes the runtime for a command;
+the registry and the built-ins in ``reasonix/command`` know nothing of it.
+Long host calls (``/compact``, ``/mcp auth``, MCP prompts and resources)
+run under a cancel token that :meth:`RuntimeCommandHost.interrupt` cancels
+(the line chat wires Ctrl-C to it).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from reasonix.boot.runtime import Runtime
+from reasonix.cancel import Cancel
+from reasonix.command.api import PickerItem
+from reasonix.command.registry import CommandRegistry
+from reasonix.errors import ConfigError, PluginError, SessionError, UsageError
+
+__all__ = ["RuntimeCommandHost", "build_commands"]
+
+
+class RuntimeCommandHost:
+    """:class:`reasonix.command.api.CommandHost` over a :class:`Runtime`.
+
+    ``notify`` shows a line to the user while a command is still running
+    (the authorization URL of ``/mcp auth``); without it the line goes to
+    ``runtime.notices``.
+    """
+
+    def __init__(self, runtime: Runtime, *, notify: Callable[[str], None] | None = None) -> None:
+        self.rt = runtime
+        self.workspace: Path = runtime.workspace
+        self._notify = notify or runtime.notices.append
+        self._active: set[Cancel] = set()
+        self._lock = threading.Lock()
+
+    # -- cancellation ---------------------------------------------------------------
+    @contextlib.contextmanager
+    def _cancel(self) -> Iterator[Cancel]:
+        token = Cancel()
+        with self._lock:
+            self._active.add(token)
+        try:
+            yield token
+        finally:
+            with self._lock:
+                self._active.discard(token)
+
+    def interrupt(self, reason: str = "interrupted") -> None:
+        """Cancel every host call in progress (Ctrl-C during ``/compact``, a resource read …)."""
+        with self._lock:
+            active = list(self._active)
+        for token in active:
+            token.cancel(reason)
+
+    # -- session -------------------------------------------------------------------
+    def status(self) -> dict[str, Any]:
+        """Model, mode, session, tokens, cost, context used/window, cache ratio."""
+        from reasonix.agent.telemetry import estimate_cost
+
+        rt = self.rt
+        telemetry = rt.telemetry
+        total = telemetry.total
+        cost = estimate_cost(total, rt.price)
+        ctx = rt.context
+        if ctx is not None:
+            used, window, trigger = int(ctx.estimate()), int(ctx.context_window), int(ctx.trigger)
+        else:
+            window = rt.resolved.provider.context_window_for(rt.resolved.model)
+            used, trigger = 0, 0
+        return {
+            "model": rt.resolved.ref,
+            "mode": rt.mode,
+            "effort": self.effort(),
+            "session_id": rt.session.id,
+            "title": rt.session.title,
+            "requests": len(telemetry.per_request),
+            "input_tokens": total.input_tokens,
+            "output_tokens": total.output_tokens,
+            "cache_read_tokens": total.cache_read_tokens,
+            "cache_hit_ratio": telemetry.cache_hit_ratio,
+            "cost": str(cost) if cost else "",
+            "currency": cost.currency if cost else "",
+            "context_used": used,
+            "context_window": window,
+            "compact_at": trigger,
+        }
+
+    def new_session(self) -> str:
+        """``/new``: a fresh session; the old transcript stays on disk and can be resumed."""
+        self.rt.new_session()
+        return self.rt.session.id
+
+    def clear(self) -> str:
+        """``/clear`` (confirmed): start a new session and delete the old transcript.
+
+        CMD-1: the discarded conversation is not saved; remembered facts are
+        untouched (they live in the memory store, not in the transcript).
+        """
+        old = self.rt.session.path
+        self.rt.new_session()
+        with contextlib.suppress(FileNotFoundError):
+            old.unlink()
+        return self.rt.session.id
+
+    def compact(self, focus: str) -> str:
+        """``/compact [focus]``: prune and summarise now; the summary call counts in the cost."""
+        from reasonix.agent.context import ContextManager
+        from reasonix.agent.memory.commands import compact_command
+
+        ctx = self.rt.context
+        if not isinstance(ctx, ContextManager):
+            return "compaction is not available in this session"
+        with self._cancel() as cancel:
+            try:
+                text = compact_command(ctx, cancel, focus)
+            finally:
+                done = ctx.last_result
+                for usage in done.usage if done is not None else []:
+                    self.rt.telemetry.add_usage(usage)  # paid for: part of the session's cost
+        return text
+
+    # -- model and effort ---------------------------------------------------------------
+    def models(self) -> list[PickerItem]:
+        """Models of configured providers and of presets whose key is available."""
+        current = self.rt.resolved.ref
+        out: list[PickerItem] = []
+        for p in self.rt.config.providers:
+            usable = p.source != "built-in" or not p.api_key_env or bool(p.api_key)
+            if not usable:
+                continue
+            for m in p.models:
+                ref = f"{p.name}/{m}"
+                note = "current" if ref == current else f"{p.context_window_for(m):,} tokens"
+                out.append(PickerItem(label=ref, value=ref, description=note))
+        return out
+
+    def switch_model(self, ref: str) -> str:
+        """``/model REF``: the resolved reference now in use."""
+        return str(self.rt.switch_model(ref).ref)
+
+    def set_effort(self, level: str) -> str:
+        """``/effort LEVEL`` ("" clears the hint)."""
+        self.rt.set_effort(level)
+        return self.effort()
+
+    def effort(self) -> str:
+        """The reasoning-effort hint in force ("" when unset)."""
+        return str(getattr(self.rt.agent, "effort", "") or "")
+
+    # -- sessions ----------------------------------------------------------------------
+    def sessions(self) -> list[PickerItem]:
+        """This workspace's sessions, newest first (the current one marked)."""
+        import time
+
+        from reasonix.agent.session import list_sessions
+
+        current = self.rt.session.id
+        out = []
+        for info in list_sessions(self.workspace):
+            when = time.strftime("%Y-%m-%d %H:%M", time.localtime(info.modified))
+            mark = " · current" if info.id == current else ""
+            label = info.title or "(untitled)"
+            out.append(
+                PickerItem(label=label, value=info.id, description=f"{when} · {info.id}{mark}")
+            )
+        return out
+
+    def resume(self, query: str) -> str:
+        """``/resume ID|TITLE``: switch to that session; its id."""
+        from reasonix.agent.session import find_session
+
+        path = find_session(self.workspace, query)  # SessionError names the candidates
+        if path == self.rt.session.path:
+            raise SessionError(f"session {self.rt.session.id} is the one in use")
+        self.rt.resume(path)
+        return self.rt.session.id
+
+    # -- memory ------------------------------------------------------------------------
+    def memory(self, args: str) -> str:
+        """``/memory …`` through the same actions as ``reasonix memory``."""
+        from reasonix.agent.memory.catalog import Memory
+        from reasonix.agent.memory.commands import run_memory_command
+
+        return run_memory_command(Memory.for_workspace(self.workspace), args)
+
+    # -- MCP ----------------------------------------------------------------------------
+    def _manager(self) -> Any:
+        if self.rt.mcp is None:
+            raise PluginError("no MCP servers are configured")
+        return self.rt.mcp
+
+    def mcp_servers(self) -> list[dict[str, Any]]:
+        """Per server: name, type, state, tools/prompts/resources counts, error."""
+        if self.rt.mcp is None:
+            return []
+        return [
+            {
+                "name": s.name,
+                "type": s.type,
+                "state": s.state,
+                "error": s.error,
+                "protocol_version": s.protocol_version,
+                "tools": len(s.tools),
+                "prompts": s.prompts,
+                "resources": s.resources,
+            }
+            for s in self.rt.mcp.status(counts=True)
+        ]
+
+    def mcp_prompts(self) -> list[dict[str, Any]]:
+        """Prompts of the ready servers, each with its ``mcp__…`` command name."""
+        if self.rt.mcp is None:
+            return []
+        with self._cancel() as cancel:
+            infos = self.rt.mcp.prompts(cancel)
+        return [
+            {
+                "server": p.server,
+                "name": p.name,
+                "description": p.description,
+                "arguments": p.arguments,
+                "command": p.command,
+            }
+            for p in infos
+        ]
+
+    def mcp_prompt(self, server: str, name: str, arguments: dict[str, str]) -> str:
+        """``prompts/get`` rendered to the text of a user turn."""
+        mgr = self._manager()
+        with self._cancel() as cancel:
+            return str(mgr.get_prompt(server, name, arguments, cancel))
+
+    def mcp_resources(self) -> list[dict[str, Any]]:
+        """Resources of the ready servers (for ``@server:uri`` and its autocomplete)."""
+        if self.rt.mcp is None:
+            return []
+        with self._cancel() as cancel:
+            infos = self.rt.mcp.resources(cancel)
+        return [
+            {
+                "server": r.server,
+                "uri": r.uri,
+                "name": r.name,
+                "description": r.description,
+                "mime_type": r.mime_type,
+            }
+            for r in infos
+        ]
+
+    def read_resource(self, server: str, uri: str) -> str:
+        """``resources/read`` as text; PluginError naming the server when it fails."""
+        mgr = self._manager()
+        with self._cancel() as cancel:
+            return str(mgr.read_resource(server, uri, cancel))
+
+    def mcp_auth(self, name: str) -> str:
+        """``/mcp auth NAME`` (D12): the OAuth flow, then a restart of a server that failed."""
+        from reasonix.config.expand import chain_lookup, environ_lookup
+        from reasonix.config.mcp import expand_server
+        from reasonix.plugin.mcp import oauth_store
+        from reasonix.plugin.mcp.oauth import HTTP_TYPES
+        from reasonix.plugin.mcp.oauth_flow import authorize, probe
+
+        cfg = self.rt.config
+        declared = next((s for s in cfg.mcp_servers if s.name == name), None)
+        if declared is None:
+            known = ", ".join(s.name for s in cfg.mcp_servers) or "none"
+            raise UsageError(f"no MCP server named {name!r} (configured: {known})")
+        if declared.type not in HTTP_TYPES:
+            raise UsageError(f"{name!r} is a {declared.type} server; OAuth is for http and sse")
+        server = expand_server(declared, chain_lookup(cfg.project_env, environ_lookup))
+        if any(k.lower() == "authorization" for k in server.headers):
+            raise ConfigError(f"{name!r} has a static Authorization header; remove it to use OAuth")
+
+        def open_url(url: str) -> None:
+            self._notify(f"Authorize Reasonix for MCP server {name!r} by opening:\n  {url}")
+            threading.Thread(target=_open_browser, args=(url,), daemon=True).start()
+
+        with self._cancel() as cancel:
+            state = authorize(
+                server.name, server.url, open_url=open_url, challenge=probe(server.url),
+                cancel=cancel,
+            )  # fmt: skip
+        text = (
+            f"authorized MCP server {name!r} (scopes: {state.tokens.scope or '(none named)'}); "
+            f"credentials saved to {oauth_store.state_path(server.name)}"
+        )
+        if self.rt.mcp is not None and name in self.rt.mcp.runtimes:
+            text += f"; the server is {self.rt.mcp.reconnect(name)}"
+        return text
+
+
+def _open_browser(url: str) -> None:
+    import webbrowser
+
+    with contextlib.suppress(Exception):  # no browser is fine: the URL was shown
+        webbrowser.open(url)
+
+
+def build_commands(rt: Runtime, *, notify: Callable[[str], None] | None = None) -> CommandRegistry:
+    """The slash commands of ``rt``: built-ins, MCP prompts and the custom command files."""
+    host = RuntimeCommandHost(rt, notify=notify)
+    return CommandRegistry(host)

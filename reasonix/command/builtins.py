@@ -1,0 +1,248 @@
+"""The built-in slash commands (CMD-1): they act on the runtime through the host only.
+
+None of them sends anything to the model as a user turn. ``/compact`` is the
+one that may make a provider request: the summary call that compaction is.
+``/clear`` asks first (``CommandResult.confirm``); ``/model`` and ``/resume``
+without an argument open a picker; ``/exit`` asks the frontend to leave.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from reasonix.command.api import CommandHost, CommandResult, Completion, PickerItem
+from reasonix.command.registry import Command
+from reasonix.errors import UsageError
+
+__all__ = ["EFFORT_LEVELS", "MEMORY_ACTIONS", "builtin_commands", "format_status"]
+
+# Reasoning-effort hints the providers understand; "default" clears the hint.
+EFFORT_LEVELS = ("none", "minimal", "low", "medium", "high", "xhigh", "max")
+_EFFORT_CLEAR = ("default", "off", "unset")
+MEMORY_ACTIONS = (
+    "list",
+    "search",
+    "show",
+    "revisions",
+    "restore",
+    "archived",
+    "recover",
+    "forget",
+    "recall",
+    "instructions",
+)
+CLEAR_CONFIRM = "/clear --yes"
+
+
+def _n(value: Any) -> str:
+    return f"{int(value):,}" if isinstance(value, (int, float)) else "?"
+
+
+def format_status(s: dict[str, Any]) -> str:
+    """The ``/status`` text from :meth:`CommandHost.status`."""
+    effort = f" (effort {s['effort']})" if s.get("effort") else ""
+    title = f"  {s['title']}" if s.get("title") else ""
+    ratio = s.get("cache_hit_ratio")
+    cache = f"cache hit {ratio:.0%}" if isinstance(ratio, (int, float)) else "cache hit n/a"
+    rows = [
+        ("model", f"{s.get('model', '?')}{effort}"),
+        ("mode", str(s.get("mode", "?"))),
+        ("session", f"{s.get('session_id', '?')}{title}"),
+        (
+            "tokens",
+            f"{_n(s.get('requests', 0))} requests · {_n(s.get('input_tokens', 0))} in / "
+            f"{_n(s.get('output_tokens', 0))} out · {cache}",
+        ),
+        ("cost", str(s.get("cost") or "unknown (no price for this model)")),
+    ]
+    window = s.get("context_window") or 0
+    used = s.get("context_used") or 0
+    share = f" ({used / window:.0%})" if window else ""
+    context = f"{_n(used)} / {_n(window)} tokens{share}"
+    if s.get("compact_at"):
+        context += f"; compaction at {_n(s['compact_at'])}"
+    rows.append(("context", context))
+    return "\n".join(f"{k:<8} {v}" for k, v in rows)
+
+
+def _mcp_table(servers: Sequence[dict[str, Any]]) -> str:
+    if not servers:
+        return "no MCP servers configured (add one with `reasonix mcp add`; see docs/MCP.md)"
+    width = max(len(str(s.get("name", ""))) for s in servers)
+    rows = ["MCP servers:"]
+    for s in servers:
+        counts = (
+            f"{s.get('tools', 0)} tools · {s.get('prompts', 0)} prompts · "
+            f"{s.get('resources', 0)} resources"
+        )
+        line = f"  {s.get('name', ''):<{width}}  {s.get('state', '?'):<8} {s.get('type', '')}"
+        line += f"  {counts}" if s.get("state") == "ready" else ""
+        if s.get("error"):
+            line += f"\n    {s['error']}"
+        rows.append(line)
+    rows.append(
+        "/mcp auth NAME authorises an OAuth server; prompts run as /mcp__<server>__<prompt>"
+    )
+    return "\n".join(rows)
+
+
+def _words(options: Sequence[str], typed: str) -> list[Completion]:
+    return [Completion(o) for o in options if o.startswith(typed)]
+
+
+def builtin_commands(
+    host: CommandHost, listing: Callable[[], Sequence[Command]] | None = None
+) -> list[Command]:
+    """The built-ins bound to ``host``; ``listing`` gives ``/help`` every command to show."""
+
+    def help_(args: str) -> CommandResult:
+        every = list(listing()) if listing is not None else []
+        if args:
+            wanted = args.lstrip("/")
+            for c in every:
+                if c.name == wanted:
+                    where = f"\n  from {c.source}" if c.source else ""
+                    hint = f" {c.argument_hint}" if c.argument_hint else ""
+                    return CommandResult(text=f"/{c.name}{hint}\n  {c.description}{where}")
+            return CommandResult(text=f"no command /{wanted}", error=True)
+        width = max((len(c.name) for c in every), default=8) + 1
+        groups = [
+            ("commands", "builtin"),
+            ("project commands", "project"),
+            ("your commands", "user"),
+            ("MCP prompts", "mcp"),
+        ]
+        out: list[str] = []
+        for title, kind in groups:
+            rows = [f"  /{c.name:<{width}} {c.label()}" for c in every if c.kind == kind]
+            if rows:
+                out += [f"{title}:", *rows]
+        out.append("// at the start sends a line that begins with a slash; @path attaches a file.")
+        return CommandResult(text="\n".join(out))
+
+    def new(args: str) -> CommandResult:
+        sid = host.new_session()
+        return CommandResult(text=f"new session {sid} (the previous one stays on disk)")
+
+    def clear(args: str) -> CommandResult:
+        if args == "--yes":
+            return CommandResult(text=f"cleared; new session {host.clear()} (memory is kept)")
+        if args:
+            raise UsageError("usage: /clear (asks first)")
+        return CommandResult(
+            confirm="Discard this conversation? It will not be saved; remembered facts stay.",
+            confirm_command=CLEAR_CONFIRM,
+        )
+
+    def compact(args: str) -> CommandResult:
+        return CommandResult(text=host.compact(args))
+
+    def effort(args: str) -> CommandResult:
+        if not args:
+            now = host.effort() or "default (the provider decides)"
+            levels = ", ".join((*EFFORT_LEVELS, "default"))
+            return CommandResult(text=f"effort: {now}\nset it with /effort LEVEL ({levels})")
+        level = args.lower()
+        if level in _EFFORT_CLEAR:
+            host.set_effort("")
+            return CommandResult(text="effort: default (the provider decides)")
+        if level not in EFFORT_LEVELS:
+            raise UsageError(f"unknown effort {args!r}; choose {', '.join(EFFORT_LEVELS)}, default")
+        return CommandResult(text=f"effort: {host.set_effort(level)} from the next request on")
+
+    def model(args: str) -> CommandResult:
+        if args:
+            ref = host.switch_model(args)
+            return CommandResult(
+                text=f"model: {ref} from the next request on (its prompt cache starts cold)"
+            )
+        items = host.models()
+        if not items:
+            return CommandResult(text="no models are configured; see docs/PROVIDERS.md", error=True)
+        return CommandResult(picker=items, picker_title="Switch model", picker_command="/model")
+
+    def model_args(typed: str) -> list[Completion]:
+        return [
+            Completion(i.value, i.description) for i in host.models() if i.value.startswith(typed)
+        ]
+
+    def mcp(args: str) -> CommandResult:
+        words = args.split()
+        if not words:
+            return CommandResult(text=_mcp_table(host.mcp_servers()))
+        if words[0] == "auth" and len(words) == 2:
+            return CommandResult(text=host.mcp_auth(words[1]))
+        raise UsageError("usage: /mcp  or  /mcp auth NAME")
+
+    def mcp_args(typed: str) -> list[Completion]:
+        if typed.startswith("auth "):
+            part = typed[5:]
+            names = [str(s.get("name", "")) for s in host.mcp_servers()]
+            return [Completion(f"auth {n}") for n in names if n.startswith(part)]
+        return _words(["auth "], typed)
+
+    def resume(args: str) -> CommandResult:
+        if args:
+            return CommandResult(text=f"resumed session {host.resume(args)}")
+        items: list[PickerItem] = host.sessions()
+        if not items:
+            return CommandResult(text="this project has no sessions yet")
+        return CommandResult(
+            picker=items, picker_title="Resume a session", picker_command="/resume"
+        )
+
+    def memory(args: str) -> CommandResult:
+        return CommandResult(text=host.memory(args))
+
+    def memory_args(typed: str) -> list[Completion]:
+        return [] if " " in typed else _words(MEMORY_ACTIONS, typed)
+
+    def status(args: str) -> CommandResult:
+        return CommandResult(text=format_status(host.status()))
+
+    def leave(args: str) -> CommandResult:
+        return CommandResult(exit=True)
+
+    def cmd(
+        name: str,
+        description: str,
+        run: Callable[[str], CommandResult],
+        hint: str = "",
+        complete: Callable[[str], list[Completion]] | None = None,
+        hidden: bool = False,
+    ) -> Command:
+        return Command(name, description, "builtin", run, hint, "", complete, hidden)
+
+    return [
+        cmd("help", "list the commands, or show one", help_, "[command]"),
+        cmd("new", "start a new session (the current one stays on disk)", new),
+        cmd("clear", "discard this conversation (asks first; memory stays)", clear),
+        cmd("compact", "prune and summarise the context now", compact, "[focus]"),
+        cmd(
+            "effort",
+            "show or set the reasoning effort",
+            effort,
+            "[level]",
+            lambda t: _words((*EFFORT_LEVELS, "default"), t),
+        ),
+        cmd("model", "switch the model (a picker without an argument)", model, "[ref]", model_args),
+        cmd(
+            "mcp",
+            "MCP servers with their state and counts; auth NAME",
+            mcp,
+            "[auth NAME]",
+            mcp_args,
+        ),
+        cmd("resume", "continue another session of this project (a picker)", resume, "[id|title]"),
+        cmd(
+            "memory",
+            "remembered facts: list, search Q, show ID, forget ID …",
+            memory,
+            "[action]",
+            memory_args,
+        ),
+        cmd("status", "model, mode, session, tokens, cost and context in use", status),
+        cmd("exit", "leave (Ctrl-D works too)", leave),
+        cmd("quit", "leave", leave, hidden=True),
+    ]
