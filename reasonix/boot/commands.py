@@ -24,7 +24,7 @@ from typing import Any
 from reasonix.boot.runtime import Runtime
 from reasonix.cancel import Cancel
 from reasonix.command.api import PickerItem
-from reasonix.command.registry import CommandRegistry
+from reasonix.command.registry import CommandRegistry, command_dirs
 from reasonix.errors import ConfigError, PluginError, SessionError, UsageError
 
 __all__ = ["RuntimeCommandHost", "build_commands"]
@@ -311,5 +311,8 @@ def _open_browser(url: str) -> None:
 
 def build_commands(rt: Runtime, *, notify: Callable[[str], None] | None = None) -> CommandRegistry:
     """The slash commands of ``rt``: built-ins, MCP prompts and the custom command files."""
+    from reasonix.config.paths import home_dir
+
     host = RuntimeCommandHost(rt, notify=notify)
-    return CommandRegistry(host)
+    dirs = command_dirs(rt.workspace, home_dir(), Path.home())
+    return CommandRegistry(host, custom_dirs=dirs)

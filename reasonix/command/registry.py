@@ -23,11 +23,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from reasonix.command.api import CommandHost, CommandResult, Completion
 from reasonix.errors import ReasonixError
 
-__all__ = ["Command", "CommandRegistry", "plain_text", "split_command"]
+if TYPE_CHECKING:
+    from reasonix.command.custom import CommandDir
+
+__all__ = ["Command", "CommandRegistry", "command_dirs", "plain_text", "split_command"]
 
 Handler = Callable[[str], CommandResult]  # the argument text -> what to do
 ArgCompleter = Callable[[str], list[Completion]]  # the argument text typed so far -> candidates
@@ -73,14 +78,22 @@ def plain_text(line: str) -> str:
 class CommandRegistry:
     """Built-ins, MCP prompts and custom commands of one runtime (see the module docstring).
 
-    :meth:`refresh` asks the host for the MCP prompts again. :attr:`notices`
-    holds what the last load skipped.
+    ``custom_dirs`` are the command directories in precedence order (first
+    wins, see :func:`command_dirs`); :meth:`refresh` re-reads them and asks
+    the host for the MCP prompts again. :attr:`notices` holds what the last
+    load skipped. ``builtins`` replaces the standard built-ins (tests).
     """
 
-    def __init__(self, host: CommandHost, builtins: Sequence[Command] | None = None) -> None:
+    def __init__(
+        self,
+        host: CommandHost,
+        builtins: Sequence[Command] | None = None,
+        custom_dirs: Sequence[CommandDir] = (),
+    ) -> None:
         from reasonix.command.builtins import builtin_commands
 
         self.host = host
+        self.custom_dirs = list(custom_dirs)
         self.notices: list[str] = []
         if builtins is None:
             builtins = builtin_commands(host, self._fresh_listing)
@@ -91,12 +104,21 @@ class CommandRegistry:
     # -- loading -----------------------------------------------------------------
     def refresh(self) -> None:
         """Re-read the command files and the MCP prompts (bad files become notices)."""
-        from reasonix.command import prompts
+        from reasonix.command import custom, prompts
 
         table = dict(self._builtins)
         notices: list[str] = []
         for cmd in prompts.prompt_commands(self.host, notices):
             table.setdefault(cmd.name, cmd)
+        loaded = custom.load(*self.custom_dirs)
+        notices.extend(loaded.notices)
+        for found in loaded.commands:
+            if found.name in self._builtins:
+                notices.append(f"{found.source}: /{found.name} is a built-in command; skipped")
+            elif found.name.startswith("mcp__"):
+                notices.append(f"{found.source}: mcp__ names are kept for MCP prompts; skipped")
+            else:
+                table.setdefault(found.name, custom.as_command(found))
         self._table = table
         self.notices = notices
 
@@ -180,3 +202,20 @@ class CommandRegistry:
         close = difflib.get_close_matches(name, list(self._table), n=3, cutoff=0.6)
         hint = f"; did you mean {', '.join('/' + c for c in close)}?" if close else ""
         return f"unknown command /{name}{hint} (/help lists the commands; // sends a slash)"
+
+
+def command_dirs(workspace: Path, home: Path, user_home: Path) -> list[CommandDir]:
+    """The custom command directories in precedence order (CMD-2: the project wins).
+
+    Project: ``<ws>/.reasonix/commands``, then Claude Code's
+    ``<ws>/.claude/commands``; user: ``<home>/commands``, then
+    ``~/.claude/commands`` — so a project set up for Claude Code works unchanged.
+    """
+    from reasonix.command.custom import CommandDir
+
+    return [
+        CommandDir(workspace / ".reasonix" / "commands", "project"),
+        CommandDir(workspace / ".claude" / "commands", "project"),
+        CommandDir(home / "commands", "user"),
+        CommandDir(user_home / ".claude" / "commands", "user"),
+    ]

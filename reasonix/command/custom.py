@@ -1,0 +1,317 @@
+"""Custom slash commands from Markdown files (CMD-2…5, D24).
+
+A command file is a prompt template, optionally opened by a ``---`` fenced
+frontmatter of ``key: value`` lines (read without a YAML library)::
+
+    ---
+    description: Review a file for bugs
+    argument-hint: <file> [focus]
+    ---
+    Review $1 for bugs. Focus on: $ARGUMENTS
+
+Recognised keys: ``description`` (default: the body's first line) and
+``argument-hint``; ``model`` is read but not applied (switching the model
+for one turn would break the prompt cache — use ``/model``); other keys
+(Claude Code's ``allowed-tools`` …) are accepted and ignored, so Claude Code
+command files load unchanged. The body is expanded in one left-to-right
+pass: ``$$`` → ``$``, ``$ARGUMENTS`` → the argument text, ``$1``…``$N`` →
+the N-th argument (shell quoting rules split them) or nothing. A body that
+uses no placeholder gets typed arguments appended as ``ARGUMENTS: …``.
+
+:func:`load` is a pure function over directories: ``review.md`` becomes
+``/review``, ``git/commit.md`` becomes ``/git:commit``; the first directory
+that defines a name wins. A file that cannot be a command — unreadable,
+not a regular file, larger than :data:`MAX_FILE_BYTES`, binary, not UTF-8,
+broken frontmatter, an empty body, a name that is not a command name — is
+skipped with a notice and never stops the application.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from reasonix.command.api import CommandResult
+from reasonix.command.args import split_args
+from reasonix.command.registry import Command
+
+__all__ = [
+    "MAX_FILE_BYTES",
+    "CommandDir",
+    "CustomCommand",
+    "FrontmatterError",
+    "Loaded",
+    "as_command",
+    "expand",
+    "load",
+    "parse",
+]
+
+MAX_FILE_BYTES = 64 * 1024  # a prompt template; anything bigger is a mistake
+MAX_FILES = 1000  # per directory tree
+MAX_DEPTH = 8  # namespace levels
+_DESCRIPTION_LEN = 80
+_KEY = re.compile(r"^([A-Za-z][A-Za-z0-9_-]*)\s*:(.*)$")
+_PART = re.compile(r"^[\w][\w.-]*$")  # one name component: letters, digits, _ . -
+_PLACEHOLDER = re.compile(r"\$(\$|ARGUMENTS|[1-9][0-9]*)")
+
+
+class FrontmatterError(ValueError):
+    """The frontmatter of a command file cannot be read (the message says why)."""
+
+
+@dataclass(frozen=True)
+class CommandDir:
+    """A directory of command files and the scope its commands belong to."""
+
+    path: Path
+    scope: str = "project"  # "project" | "user"
+
+
+@dataclass(frozen=True)
+class CustomCommand:
+    """One loaded command file."""
+
+    name: str  # without the slash, namespaces joined by ":"
+    body: str
+    description: str = ""
+    argument_hint: str = ""
+    scope: str = "project"
+    source: str = ""  # the file it came from
+    model: str = ""  # frontmatter ``model``: recorded, not applied
+
+
+@dataclass
+class Loaded:
+    """What :func:`load` found: the commands (precedence applied) and the skipped files."""
+
+    commands: list[CustomCommand] = field(default_factory=list)
+    notices: list[str] = field(default_factory=list)
+
+
+# -- parsing -------------------------------------------------------------------------
+
+
+def _unquote(value: str) -> str:
+    value = value.strip()
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
+        return value[1:-1]
+    return value
+
+
+def _fold(key: str, head: str, more: list[str]) -> str:
+    """A key's value from its line and its indented continuation lines."""
+    items = [m.strip() for m in more if m.strip()]
+    if head in ("|", "|-", "|+"):
+        return "\n".join(items)
+    if head in (">", ">-", ">+"):
+        return " ".join(items)
+    if items and all(i.startswith("- ") or i == "-" for i in items) and not head:
+        return ", ".join(_unquote(i[1:]) for i in items)  # a YAML list: allowed-tools
+    return " ".join([_unquote(head), *items]).strip() if items else _unquote(head)
+
+
+def parse(text: str) -> tuple[dict[str, str], str]:
+    """``(frontmatter, body)`` of a command file; FrontmatterError when the fence is broken.
+
+    Keys are lower-cased. A file that does not start with a ``---`` line has
+    no frontmatter: all of it is the body.
+    """
+    text = text.removeprefix("\ufeff")
+    lines = text.splitlines(keepends=True)
+    if not lines or lines[0].rstrip() != "---":
+        return {}, text
+    end = next((i for i in range(1, len(lines)) if lines[i].rstrip() in ("---", "...")), None)
+    if end is None:
+        raise FrontmatterError("the frontmatter has no closing --- line")
+    meta: dict[str, str] = {}
+    key, head, more = "", "", []
+    for number, raw in enumerate(lines[1:end], start=2):
+        line = raw.rstrip("\r\n")
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        if line[0] in " \t" or line.startswith("- "):
+            if not key:
+                raise FrontmatterError(f"line {number}: a continuation line without a key")
+            more.append(line)
+            continue
+        match = _KEY.match(line)
+        if match is None:
+            raise FrontmatterError(f"line {number}: expected `key: value`, found {line[:40]!r}")
+        if key:
+            meta[key] = _fold(key, head, more)
+        key, head, more = match.group(1).lower(), match.group(2).strip(), []
+    if key:
+        meta[key] = _fold(key, head, more)
+    body = "".join(lines[end + 1 :]).lstrip("\r\n")
+    return meta, body
+
+
+def _first_line(body: str) -> str:
+    for line in body.splitlines():
+        text = line.strip().lstrip("#").strip()
+        if text:
+            return text if len(text) <= _DESCRIPTION_LEN else text[: _DESCRIPTION_LEN - 1] + "…"
+    return ""
+
+
+def expand(body: str, argument_text: str) -> str:
+    """The prompt for ``/name ARGUMENT_TEXT`` (D24: one left-to-right pass).
+
+    ``$$`` → ``$``; ``$ARGUMENTS`` → the whole argument text; ``$N`` → the
+    N-th word (shell quoting) or "". When the body has no ``$ARGUMENTS`` or
+    ``$N`` and arguments were typed, they are appended as ``ARGUMENTS: …``.
+    """
+    argument_text = argument_text.strip()
+    words = split_args(argument_text)
+    used = False
+
+    def substitute(match: re.Match[str]) -> str:
+        nonlocal used
+        token = match.group(1)
+        if token == "$":
+            return "$"
+        used = True
+        if token == "ARGUMENTS":
+            return argument_text
+        index = int(token)
+        return words[index - 1] if index <= len(words) else ""
+
+    out = _PLACEHOLDER.sub(substitute, body)
+    if argument_text and not used:
+        out = f"{out.rstrip()}\n\nARGUMENTS: {argument_text}"
+    return out
+
+
+# -- loading ---------------------------------------------------------------------------
+
+
+def _read(path: Path) -> str:
+    """The text of one command file; ValueError with the reason when it cannot be one."""
+    try:
+        info = os.stat(path)  # follows a symlink: its target must be a regular file
+    except OSError as err:
+        raise ValueError(f"cannot read it ({err.strerror or err})") from err
+    if not stat.S_ISREG(info.st_mode):
+        raise ValueError("not a regular file")
+    if info.st_size > MAX_FILE_BYTES:
+        raise ValueError(f"too large ({info.st_size:,} bytes; at most {MAX_FILE_BYTES:,})")
+    try:
+        # O_NONBLOCK: if the file was swapped for a FIFO since the stat, open does not hang.
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise ValueError("not a regular file")
+            data = os.read(fd, MAX_FILE_BYTES + 1)
+        finally:
+            os.close(fd)
+    except OSError as err:
+        raise ValueError(f"cannot read it ({err.strerror or err})") from err
+    if len(data) > MAX_FILE_BYTES:
+        raise ValueError(f"too large (more than {MAX_FILE_BYTES:,} bytes)")
+    if b"\x00" in data:
+        raise ValueError("a binary file, not text")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise ValueError(f"not UTF-8 text (byte {err.start})") from err
+
+
+def _command(path: Path, rel: list[str], scope: str) -> CustomCommand:
+    parts = [*rel[:-1], rel[-1][: -len(".md")]]
+    if not all(_PART.match(p) for p in parts):
+        raise ValueError(f"{':'.join(parts)!r} is not a command name (letters, digits, _ . -)")
+    try:
+        meta, body = parse(_read(path))
+    except FrontmatterError as err:
+        raise ValueError(f"bad frontmatter: {err}") from err
+    if not body.strip():
+        raise ValueError("the command has no body")
+    return CustomCommand(
+        name=":".join(parts),
+        body=body,
+        description=meta.get("description") or _first_line(body),
+        argument_hint=meta.get("argument-hint", ""),
+        scope=scope,
+        source=str(path),
+        model=meta.get("model", ""),
+    )
+
+
+def _walk(root: Path, notices: list[str]) -> list[tuple[Path, list[str]]]:
+    """``(file, relative parts)`` of every ``*.md`` below ``root``, depth-first, sorted."""
+    out: list[tuple[Path, list[str]]] = []
+    seen: set[tuple[int, int]] = set()
+    stack: list[tuple[Path, list[str]]] = [(root, [])]
+    while stack:
+        directory, rel = stack.pop()
+        try:
+            info = os.stat(directory)
+            with os.scandir(directory) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError as err:
+            notices.append(f"{directory}: cannot list it ({err.strerror or err}); skipped")
+            continue
+        if (info.st_dev, info.st_ino) in seen:
+            continue  # a symlink loop
+        seen.add((info.st_dev, info.st_ino))
+        subdirs: list[tuple[Path, list[str]]] = []
+        for entry in entries:
+            if entry.name.startswith("."):
+                continue  # hidden files and directories are not commands
+            try:
+                is_dir = entry.is_dir()  # follows symlinks; loops are caught above
+            except OSError:
+                is_dir = False
+            if is_dir:
+                if len(rel) + 1 < MAX_DEPTH:
+                    subdirs.append((Path(entry.path), [*rel, entry.name]))
+            elif entry.name.endswith(".md"):
+                if len(out) >= MAX_FILES:
+                    notices.append(f"{root}: more than {MAX_FILES} command files; the rest skipped")
+                    return out
+                out.append((Path(entry.path), [*rel, entry.name]))
+        stack.extend(reversed(subdirs))
+    return out
+
+
+def load(*dirs: CommandDir | Path) -> Loaded:
+    """The commands of ``dirs`` (earlier directories win a name) and the skip notices."""
+    loaded = Loaded()
+    names: set[str] = set()
+    for d in dirs:
+        where = d if isinstance(d, CommandDir) else CommandDir(Path(d))
+        if not where.path.exists():
+            continue
+        if not where.path.is_dir():
+            loaded.notices.append(f"{where.path}: not a directory; no commands read from it")
+            continue
+        for path, rel in _walk(where.path, loaded.notices):
+            try:
+                cmd = _command(path, rel, where.scope)
+            except ValueError as err:
+                loaded.notices.append(f"{path}: {err}; skipped")
+                continue
+            if cmd.name not in names:
+                names.add(cmd.name)
+                loaded.commands.append(cmd)
+    return loaded
+
+
+def as_command(cmd: CustomCommand) -> Command:
+    """The registry entry of a loaded file: running it sends the expanded body."""
+
+    def run(argument_text: str) -> CommandResult:
+        return CommandResult(prompt=expand(cmd.body, argument_text))
+
+    return Command(
+        name=cmd.name,
+        description=cmd.description,
+        kind=cmd.scope,
+        run=run,
+        argument_hint=cmd.argument_hint,
+        source=cmd.source,
+    )
