@@ -19,6 +19,7 @@ from reasonix.agent.memory.catalog import Memory
 from reasonix.boot import RuntimeOptions, build_runtime
 from reasonix.boot.commands import build_commands
 from reasonix.cancel import Cancel
+from reasonix.command.refs import complete_reference, expand_references
 
 
 def project(ws: Path, url: str, window: int = 128000) -> None:
@@ -173,6 +174,15 @@ def test_mcp_listing_prompts_and_resources_from_a_real_server(ws: Path) -> None:
             [res] = host.mcp_resources()
             assert (res["server"], res["uri"]) == ("example", "example://readme")
             assert "prompt explain" in host.read_resource("example", "example://readme")
+            text = "see @example:example://readme and @example:example://gone"
+            out, notes = expand_references(
+                text, workspace=ws, forbid_read=(), read_resource=host.read_resource
+            )
+            assert out.startswith('<resource ref="example:example://readme">\nThe example server')
+            assert out.endswith(f"</resource>\n\n{text}")  # REF-7: blocks first, then the text
+            assert len(notes) == 1 and "example://gone" in notes[0]  # REF-5: a notice, no stop
+            completions = complete_reference("@ex", workspace=ws, resources=host.mcp_resources())
+            assert [c.text for c in completions] == ["@example:example://readme"]
             assert srv.requests == []  # listing and rendering prompts never asks the model
         finally:
             rt.close()
