@@ -147,7 +147,9 @@ class RuntimeCommandHost:
         return out
 
     def switch_model(self, ref: str) -> str:
-        """``/model REF``: the resolved reference now in use."""
+        """``/model REF``: the resolved reference now in use (the same one: nothing changes)."""
+        if self.rt.config.resolve_model(ref).ref == self.rt.resolved.ref:
+            return str(self.rt.resolved.ref)
         return str(self.rt.switch_model(ref).ref)
 
     def set_effort(self, level: str) -> str:
@@ -161,20 +163,18 @@ class RuntimeCommandHost:
 
     # -- sessions ----------------------------------------------------------------------
     def sessions(self) -> list[PickerItem]:
-        """This workspace's sessions, newest first (the current one marked)."""
+        """This workspace's other sessions, newest first."""
         import time
 
         from reasonix.agent.session import list_sessions
 
-        current = self.rt.session.id
         out = []
         for info in list_sessions(self.workspace):
+            if info.id == self.rt.session.id:
+                continue  # the one in use is no choice
             when = time.strftime("%Y-%m-%d %H:%M", time.localtime(info.modified))
-            mark = " · current" if info.id == current else ""
             label = info.title or "(untitled)"
-            out.append(
-                PickerItem(label=label, value=info.id, description=f"{when} · {info.id}{mark}")
-            )
+            out.append(PickerItem(label=label, value=info.id, description=f"{when} · {info.id}"))
         return out
 
     def resume(self, query: str) -> str:

@@ -4,8 +4,10 @@ A readline prompt; the answer streams as it arrives, tool activity shows as
 short lines, and permission questions are asked inline (allow once, allow
 for this session, always allow — persisted into ./reasonix.toml — or deny).
 Ctrl-C cancels the running turn (a second one exits), Ctrl-D or ``/exit``
-leaves, ``/new`` starts a fresh session, ``/compact`` compacts the context
-now, ``/memory …`` manages remembered facts, ``/help`` lists the commands.
+leaves. Lines starting with ``/`` go to the shared command registry
+(``reasonix/command``): built-ins act locally, custom commands and MCP
+prompts become the user turn; pickers are numbered lists and ``/clear``
+asks y/N. ``@path`` references are resolved before a turn is sent.
 This is the fallback for terminals without curses and for ``--plain``.
 """
 
@@ -15,8 +17,9 @@ import argparse
 import contextlib
 import signal
 import sys
+from collections.abc import Callable
 from types import FrameType
-from typing import Any
+from typing import Any, TypeVar
 
 from reasonix.agent.events import (
     ApprovalRequested,
@@ -35,21 +38,15 @@ from reasonix.boot import Runtime
 from reasonix.cancel import Cancel
 from reasonix.cli.safe_text import printable
 from reasonix.cli.setup_run import add_run_flags, build
+from reasonix.command.api import CommandResult
+from reasonix.command.registry import CommandRegistry, plain_text
 from reasonix.errors import ReasonixError
 from reasonix.permission import ApprovalChoice, ApprovalRequest
 
 __all__ = ["configure", "execute"]
 
-HELP = """\
-commands:
-  /help   this list
-  /new    start a new session (the current one stays on disk)
-  /compact          prune and summarise the context now
-  /memory [ACTION]  remembered facts: list, search Q, show ID, revisions ID,
-                    restore ID REV, archived, recover NAME, forget ID,
-                    recall TEXT, instructions
-  /exit   leave (Ctrl-D works too)
-keys: Ctrl-C cancels the running turn; pressed again it leaves.
+KEYS = """\
+keys: Ctrl-C cancels the running turn; pressed again it leaves. Ctrl-D leaves.
 resume later with `reasonix -c` (latest) or `reasonix -r QUERY`."""
 
 # Answers to an approval question -> ApprovalChoice member names.
@@ -64,6 +61,9 @@ _CHOICES = {
     "n": "DENY",
     "": "DENY",
 }
+_EXIT = object()  # what a command returns to leave the chat
+
+T = TypeVar("T")
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -75,13 +75,18 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def execute(args: argparse.Namespace) -> int:
     """Run the chat until the user leaves; return the exit code."""
+    from reasonix.boot.commands import build_commands
+
     with contextlib.suppress(ImportError):
         import readline  # noqa: F401 - importing it gives input() line editing and history
     setup = build(args, interactive=True)
     try:
-        _banner(setup)
+        commands = build_commands(
+            setup, notify=lambda text: print(printable(f"[{text}]"), flush=True)
+        )
+        _banner(setup, commands)
         if getattr(args, "compact", False):  # `reasonix -c --compact`: compact, then chat
-            print(printable(_local_command(setup, "/compact")))
+            _command(commands, "/compact")
         while True:
             try:
                 line = input("› ")
@@ -94,50 +99,134 @@ def execute(args: argparse.Namespace) -> int:
             text = line.strip()
             if not text:
                 continue
-            if text in ("/exit", "/quit"):
-                return 0
-            if text == "/help":
-                print(HELP)
-                continue
-            if text == "/new":
-                setup.new_session()
-                print(f"new session {setup.session.id}")
-                continue
-            if text == "/compact" or text == "/memory" or text.startswith("/memory "):
-                print(printable(_local_command(setup, text)))
-                continue
-            if not _turn(setup, line):
+            send: Any = plain_text(line)
+            if commands.is_command(text):
+                send = _command(commands, text)
+                if send is _EXIT:
+                    return 0
+                if send is None:
+                    continue
+            if not _turn(setup, _with_references(setup, commands, send)):
                 return 1
     finally:
         setup.close()
 
 
-def _local_command(setup: Runtime, text: str) -> str:
-    """``/compact`` and ``/memory …``: act locally, never reach the model (CMD-1)."""
-    from reasonix.agent.context import ContextManager
-    from reasonix.agent.memory.catalog import Memory
-    from reasonix.agent.memory.commands import compact_command, run_memory_command
+# -- commands -------------------------------------------------------------------------
 
-    if text.startswith("/memory"):
-        return run_memory_command(Memory.for_workspace(setup.workspace), text[len("/memory") :])
-    context = setup.context
-    if not isinstance(context, ContextManager):
-        return "compaction is not available in this session"
-    cancel = Cancel()
+
+class _CommandInterrupts:
+    """While a command runs, Ctrl-C cancels it (the host's calls); a second one gives up."""
+
+    def __init__(self, interrupt: Callable[[], None]) -> None:
+        self.interrupt, self.count = interrupt, 0
+        self.previous: Any = None
+
+    def __enter__(self) -> _CommandInterrupts:
+        self.previous = signal.signal(signal.SIGINT, self._handle)
+        return self
+
+    def _handle(self, signum: int, frame: FrameType | None) -> None:
+        self.count += 1
+        if self.count > 1:
+            raise KeyboardInterrupt
+        self.interrupt()
+        sys.stderr.write("\n[cancelling… press Ctrl-C again to give up]\n")
+
+    def __exit__(self, *exc: object) -> None:
+        signal.signal(signal.SIGINT, self.previous)
+
+
+def _guarded(commands: CommandRegistry, work: Callable[[], T]) -> T | None:
+    """Run ``work`` with Ctrl-C wired to the host; None when the user gave up."""
+    interrupt = getattr(commands.host, "interrupt", lambda: None)
     try:
-        with _TurnInterrupts(cancel):
-            return compact_command(context, cancel)
-    except ReasonixError as err:
-        return f"compact failed: {err}"
+        with _CommandInterrupts(interrupt):
+            return work()
     except KeyboardInterrupt:
-        return "compact cancelled"
+        print("[cancelled]")
+        return None
 
 
-def _banner(setup: Runtime) -> None:
+def _run(commands: CommandRegistry, line: str) -> CommandResult | None:
+    return _guarded(commands, lambda: commands.run(line))
+
+
+def _command(commands: CommandRegistry, line: str) -> Any:
+    """Run one command line: None (done), ``_EXIT``, or the prompt to send as the turn."""
+    result = _run(commands, line)
+    if result is not None and not result.error and line.split() in (["/help"], ["/"]):
+        result.text += "\n" + KEYS
+    while result is not None:
+        if result.text:  # may carry server-given text (MCP errors, descriptions)
+            print(printable(result.text), file=sys.stderr if result.error else sys.stdout)
+        if result.exit:
+            return _EXIT
+        if result.prompt is not None:
+            return result.prompt
+        follow = _follow_up(result)
+        if follow is None:
+            return None
+        result = _run(commands, follow)
+    return None
+
+
+def _follow_up(result: CommandResult) -> str | None:
+    """A picker (numbered list) or a y/N confirmation: the command line to run next."""
+    try:
+        if result.picker:
+            print(f"{result.picker_title or 'choose'}:")
+            items = list(result.picker)
+            width = max(len(i.label) for i in items)
+            for n, item in enumerate(items, 1):
+                row = f"  {n:>2}. {item.label:<{width}}  {item.description}".rstrip()
+                print(printable(row, keep_newlines=False))
+            answer = input(f"  choose 1-{len(items)} (Enter to cancel): ").strip()
+            if not answer:
+                return None
+            if answer.isdigit() and 1 <= int(answer) <= len(items):
+                return f"{result.picker_command} {items[int(answer) - 1].value}"
+            print(f"  no choice {answer!r}")
+            return None
+        if result.confirm:
+            answer = input(f"{result.confirm} [y/N] ").strip().lower()
+            if answer in ("y", "yes"):
+                return result.confirm_command
+            print("  nothing changed")
+    except (EOFError, KeyboardInterrupt):
+        print()
+    return None
+
+
+def _with_references(setup: Runtime, commands: CommandRegistry, text: str) -> str:
+    """The turn text with its ``@`` references resolved; failures are shown as notices."""
+    from reasonix.command.refs import expand_references
+
+    if "@" not in text:
+        return text
+    reader = commands.host.read_resource if setup.mcp is not None else None
+    resolved = _guarded(
+        commands,
+        lambda: expand_references(
+            text,
+            workspace=setup.workspace,
+            forbid_read=setup.tool_ctx.forbid_read,
+            read_resource=reader,
+        ),
+    )
+    if resolved is None:
+        return text  # gave up on a slow read: the typed text goes as it is
+    out, notices = resolved
+    for note in notices:
+        print(printable(f"[{note}]"))
+    return out
+
+
+def _banner(setup: Runtime, commands: CommandRegistry) -> None:
     state = "resumed" if setup.resumed else "new"
     print(printable(f"reasonix · {setup.resolved.ref} · {setup.workspace}"))
     print(f"{state} session {setup.session.id} · /help for commands, Ctrl-D to leave")
-    for note in setup.notices:
+    for note in [*setup.notices, *commands.notices]:
         print(printable(f"[{note}]"))
 
 

@@ -138,8 +138,9 @@ def execute(args: argparse.Namespace) -> int:
         setup = build(args, interactive=False)
         telemetry, price = setup.telemetry, setup.price
         outcome.session_id, outcome.model = setup.session.id, setup.resolved.ref
+        prompt, ref_notes = _with_references(setup, prompt)
         if fmt == "text" and not args.print_prompt:
-            for note in setup.notices:
+            for note in [*setup.notices, *ref_notes]:
                 sys.stderr.write(printable(f"reasonix: {note}") + "\n")
         start = {"event": "run_start", "session_id": setup.session.id, "resumed": setup.resumed}
         log.write({**start, "model": setup.resolved.ref})
@@ -187,6 +188,21 @@ def _os_error_text(err: OSError) -> str:
         return "the current directory no longer exists; cd to one that does"
     where = f": {err.filename}" if err.filename else ""
     return f"{err.strerror or err}{where}"
+
+
+def _with_references(setup: Runtime, prompt: str) -> tuple[str, list[str]]:
+    """``@path`` and ``@server:uri`` resolved as in the chat; a leading ``/`` stays text (CMD-9)."""
+    if "@" not in prompt:
+        return prompt, []
+    from reasonix.command.refs import expand_references
+
+    mcp = setup.mcp
+    return expand_references(
+        prompt,
+        workspace=setup.workspace,
+        forbid_read=setup.tool_ctx.forbid_read,
+        read_resource=mcp.read_resource if mcp is not None else None,
+    )
 
 
 def _open_log(path: str | None) -> EventLog:

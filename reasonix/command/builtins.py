@@ -153,7 +153,10 @@ def builtin_commands(
 
     def model(args: str) -> CommandResult:
         if args:
+            before = host.status().get("model")
             ref = host.switch_model(args)
+            if ref == before:
+                return CommandResult(text=f"model: {ref} (already in use)")
             return CommandResult(
                 text=f"model: {ref} from the next request on (its prompt cache starts cold)"
             )
@@ -187,7 +190,7 @@ def builtin_commands(
             return CommandResult(text=f"resumed session {host.resume(args)}")
         items: list[PickerItem] = host.sessions()
         if not items:
-            return CommandResult(text="this project has no sessions yet")
+            return CommandResult(text="this project has no other sessions")
         return CommandResult(
             picker=items, picker_title="Resume a session", picker_command="/resume"
         )

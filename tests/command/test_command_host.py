@@ -75,6 +75,7 @@ def test_every_builtin_acts_locally_and_sends_nothing(ws: Path) -> None:
             assert "fake/fake-model" in values and "fake/other-model" in values
             assert "fake/other-model" in reg.run("/model fake/other-model").text
             assert rt.resolved.ref == "fake/other-model"
+            assert "already in use" in reg.run("/model fake/other-model").text
             assert reg.run("/model nosuch/thing/at/all").error
 
             assert "the build uses make" in reg.run("/memory").text
@@ -90,7 +91,7 @@ def test_every_builtin_acts_locally_and_sends_nothing(ws: Path) -> None:
 
             sessions = reg.run("/resume")
             assert sessions.picker_command == "/resume"
-            assert first.id in [i.value for i in sessions.picker]
+            assert [i.value for i in sessions.picker] == [first.id]  # not the one in use
             assert first.id in reg.run(f"/resume {first.id}").text
             assert rt.session.id == first.id
             assert reg.run(f"/resume {first.id}").error  # already the one in use
