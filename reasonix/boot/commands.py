@@ -35,13 +35,21 @@ class RuntimeCommandHost:
 
     ``notify`` shows a line to the user while a command is still running
     (the authorization URL of ``/mcp auth``); without it the line goes to
-    ``runtime.notices``.
+    ``runtime.notices``. ``open_url`` opens that URL (default: the system
+    browser, on a thread; tests pass a scripted browser).
     """
 
-    def __init__(self, runtime: Runtime, *, notify: Callable[[str], None] | None = None) -> None:
+    def __init__(
+        self,
+        runtime: Runtime,
+        *,
+        notify: Callable[[str], None] | None = None,
+        open_url: Callable[[str], None] | None = None,
+    ) -> None:
         self.rt = runtime
         self.workspace: Path = runtime.workspace
         self._notify = notify or runtime.notices.append
+        self._open_url = open_url or _open_browser
         self._active: set[Cancel] = set()
         self._lock = threading.Lock()
 
@@ -286,7 +294,7 @@ class RuntimeCommandHost:
 
         def open_url(url: str) -> None:
             self._notify(f"Authorize Reasonix for MCP server {name!r} by opening:\n  {url}")
-            threading.Thread(target=_open_browser, args=(url,), daemon=True).start()
+            self._open_url(url)
 
         with self._cancel() as cancel:
             state = authorize(
@@ -303,10 +311,16 @@ class RuntimeCommandHost:
 
 
 def _open_browser(url: str) -> None:
-    import webbrowser
+    """The system browser, on a thread: some block until they exit, and the redirect
+    needs the loopback listener running meanwhile."""
 
-    with contextlib.suppress(Exception):  # no browser is fine: the URL was shown
-        webbrowser.open(url)
+    def visit() -> None:
+        import webbrowser
+
+        with contextlib.suppress(Exception):  # no browser is fine: the URL was shown
+            webbrowser.open(url)
+
+    threading.Thread(target=visit, daemon=True).start()
 
 
 def build_commands(rt: Runtime, *, notify: Callable[[str], None] | None = None) -> CommandRegistry:
