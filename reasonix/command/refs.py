@@ -363,12 +363,12 @@ def complete_reference(
         out.append(Completion(text, "directory" if is_dir else "file"))
         if len(out) >= COMPLETIONS:
             return out
-    if not folder:
-        low = typed.lower()
-        for r in resources:
-            ref = f"{_field(r, 'server')}:{_field(r, 'uri')}"
-            label = _field(r, "name")
-            if ref.lower().startswith(low) or (low and low in label.lower()):
-                detail = " — ".join(x for x in (label, _field(r, "description")) if x)
-                out.append(Completion("@" + ref, detail or "MCP resource"))
+    low = typed.lower()
+    for r in resources:
+        ref = f"{_field(r, 'server')}:{_field(r, 'uri')}"
+        label = _field(r, "name")
+        # a resource URI has slashes too: a typed prefix of it matches at any depth
+        if ref.lower().startswith(low) or (not folder and low and low in label.lower()):
+            detail = " — ".join(x for x in (label, _field(r, "description")) if x)
+            out.append(Completion("@" + ref, detail or "MCP resource"))
     return out[:COMPLETIONS]
