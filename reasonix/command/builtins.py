@@ -178,11 +178,14 @@ def builtin_commands(
             return CommandResult(text=host.mcp_auth(words[1]))
         raise UsageError("usage: /mcp  or  /mcp auth NAME")
 
+    servers: list[str] = []  # names, read once: completion runs on every keystroke
+
     def mcp_args(typed: str) -> list[Completion]:
         if typed.startswith("auth "):
+            if not servers:
+                servers.extend(str(s.get("name", "")) for s in host.mcp_servers())
             part = typed[5:]
-            names = [str(s.get("name", "")) for s in host.mcp_servers()]
-            return [Completion(f"auth {n}") for n in names if n.startswith(part)]
+            return [Completion(f"auth {n}") for n in servers if n.startswith(part)]
         return _words(["auth "], typed)
 
     def resume(args: str) -> CommandResult:

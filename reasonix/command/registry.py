@@ -192,8 +192,12 @@ class CommandRegistry:
         return [Completion(f"/{name} {c.text}", c.description) for c in found]
 
     def names(self) -> list[tuple[str, str]]:
-        """``("/name", description)`` of every listed command, in :meth:`commands` order."""
-        return [("/" + c.name, c.label()) for c in self.commands()]
+        """``("/name", description)`` of every listed command, in :meth:`commands` order.
+
+        The argument hint is not part of the description here (``get(name)``
+        has it); :meth:`complete` shows both.
+        """
+        return [("/" + c.name, c.description) for c in self.commands()]
 
     # -- helpers -------------------------------------------------------------------
     def _unknown(self, name: str) -> str:

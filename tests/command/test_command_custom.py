@@ -215,8 +215,11 @@ def test_precedence_collisions_and_completion(runtime: Runtime, tmp_path: Path) 
     assert "shadowing" not in (reg.run("/help").text or "")
     assert any("help.md" in n and "built-in" in n for n in reg.notices)
     assert any("mcp__x__y.md" in n for n in reg.notices)
-    kinds = {name: label for name, label in reg.names()}
-    assert kinds["/review"].startswith("<file>") and "/git:commit" in kinds
+    described = dict(reg.names())
+    assert described["/git:commit"] == "commit" and "/review" in described
+    review = reg.get("review")
+    assert review is not None and review.argument_hint == "<file>" and review.kind == "project"
+    assert reg.complete("/rev")[0].description.startswith("<file>")
     assert [c.text for c in reg.complete("/gi")] == ["/git:commit"]
     assert [(c.text, c.description) for c in reg.complete("/git:")] == [("/git:commit", "commit")]
     assert [c.text for c in reg.complete("/effort h")] == ["/effort high"]

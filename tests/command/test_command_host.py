@@ -158,9 +158,12 @@ def test_mcp_listing_prompts_and_resources_from_a_real_server(ws: Path) -> None:
             assert "example" in listing and "ready" in listing
             assert "2 tools · 1 prompts · 1 resources" in listing
             assert "/mcp__example__explain" in reg.run("/help").text
-            [(name, label)] = [n for n in reg.names() if n[0].startswith("/mcp__")]
-            assert name == "/mcp__example__explain" and label.startswith("<topic> [level]")
-            assert [c.text for c in reg.complete("/mcp__ex")] == ["/mcp__example__explain"]
+            [(name, about)] = [n for n in reg.names() if n[0].startswith("/mcp__")]
+            assert name == "/mcp__example__explain" and about.startswith("Ask for an explanation")
+            [done] = reg.complete("/mcp__ex")
+            assert done.text == "/mcp__example__explain"
+            assert done.description.startswith("<topic> [level] — Ask for")
+            assert [c.text for c in reg.complete("/mcp auth ex")] == ["/mcp auth example"]
 
             one = reg.run('/mcp__example__explain "prompt caching"')  # D24 quoting
             assert one.prompt == "Explain prompt caching to a beginner, in three short paragraphs."

@@ -39,7 +39,8 @@ def test_everything_prompts_and_resources(tmp_path: Path, monkeypatch: pytest.Mo
             reg.refresh()  # the server may have come up after the 3 s start wait
             names = dict(reg.names())
             assert "/mcp__everything__simple-prompt" in names
-            assert names["/mcp__everything__args-prompt"].startswith("<city> [state]")
+            args_prompt = reg.get("mcp__everything__args-prompt")
+            assert args_prompt is not None and args_prompt.argument_hint == "<city> [state]"
             simple = reg.run("/mcp__everything__simple-prompt")
             assert simple.prompt and "simple prompt" in simple.prompt.lower()
             args = reg.run("/mcp__everything__args-prompt Paris state=Texas")
