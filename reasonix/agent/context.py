@@ -130,7 +130,7 @@ class ContextManager:
         self._view = cp.load_projection(store.records())
         self._retried = False  # overflow retry used for the current request
         # Told before each summary request: "manual" (/compact) or "auto" (PreCompact hooks).
-        self.before_summary: Callable[[str], None] | None = None
+        self.before_summary: Callable[[str, str], None] | None = None  # (trigger, focus)
 
     # -- read-only views -------------------------------------------------
 
@@ -346,7 +346,7 @@ class ContextManager:
             raise _SummaryFailed("blocked", _NOTHING_OLDER, False)
         prefix = [e.message for e in entries[:cut]]
         if self.before_summary is not None:
-            self.before_summary("manual" if result.reason == "manual" else "auto")
+            self.before_summary("manual" if result.reason == "manual" else "auto", focus)
         request = Request(
             model=self.model,
             system=self.system,

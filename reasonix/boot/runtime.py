@@ -139,9 +139,9 @@ class Runtime:
         if self.hooks is not None and self.hooks.has("Notification"):
             self.hooks.run("Notification", {"message": message})
 
-    def _pre_compact(self, trigger: str) -> None:
-        if self.hooks is not None and self.hooks.has("PreCompact"):
-            self.hooks.run("PreCompact", {"trigger": trigger, "custom_instructions": ""})
+    def _pre_compact(self, trigger: str, focus: str = "") -> None:
+        if self.hooks is not None and self.hooks.has("PreCompact"):  # focus: /compact FOCUS
+            self.hooks.run("PreCompact", {"trigger": trigger, "custom_instructions": focus})
 
     # -- changing a live runtime ---------------------------------------------------
     def _make_agent(self, s: Session) -> Agent:

@@ -121,6 +121,9 @@ def test_compact_with_a_focus_makes_only_the_summary_request(ws: Path) -> None:
     ]
     with FakeServer("openai", script) as srv:
         project(ws, srv.url, window=40000)
+        (ws / ".claude").mkdir()
+        hook = {"matcher": "", "hooks": [{"type": "command", "command": "cat > precompact.json"}]}
+        (ws / ".claude" / "settings.json").write_text(json.dumps({"hooks": {"PreCompact": [hook]}}))
         rt = build_runtime(RuntimeOptions(workspace=ws, interactive=True))
         try:
             list(rt.runner.run(" ".join(f"w{i}" for i in range(5000)), Cancel()))
@@ -134,6 +137,11 @@ def test_compact_with_a_focus_makes_only_the_summary_request(ws: Path) -> None:
             assert "focus on: the database schema" in summary
             assert all("/compact" not in str(r.json) for r in srv.requests)
             assert len(rt.telemetry.per_request) == before + 1  # the summary call is paid for
+            told = json.loads((ws / "precompact.json").read_text())
+            assert (told["trigger"], told["custom_instructions"]) == (
+                "manual",
+                "the database schema",
+            )
         finally:
             rt.close()
 
