@@ -69,7 +69,8 @@ def agent_files(store: CheckpointStore, turns: list[Turn], now: str) -> dict[str
 
 
 def write_back(store: CheckpointStore, workspace: Path, path: str, commit: str,
-                result: RewindResult) -> None:  # fmt: skip
+               result: RewindResult) -> None:  # fmt: skip
+    """Put ``path`` under ``workspace`` back to its bytes in ``commit`` (or remove it)."""
     target = workspace / path
     data = store.content(commit, path)
     if data is None:

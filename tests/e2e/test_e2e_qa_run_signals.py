@@ -94,7 +94,7 @@ def test_events_jsonl_hides_made_up_tool_names(tmp_path: Path, pyz: Path) -> Non
     assert secret not in text
     names = [json.loads(x).get("name") for x in text.splitlines()]
     assert "(unknown)" in names and "glob" in names  # registered tools keep their names
-    (transcript,) = Path(env["REASONIX_HOME"]).rglob("*.jsonl")
+    (transcript,) = (Path(env["REASONIX_HOME"]) / "sessions").rglob("*.jsonl")
     assert secret in transcript.read_text()  # the local transcript keeps it
 
 
@@ -259,6 +259,6 @@ def test_sigterm_during_compact_is_a_cancel(tmp_path: Path, pyz: Path) -> None:
     assert proc.returncode == 1, err
     result = json.loads(out)
     assert result["stop_reason"] == "cancelled" and result["error"]["type"] == "Cancelled"
-    (transcript,) = Path(env["REASONIX_HOME"]).rglob("*.jsonl")
+    (transcript,) = (Path(env["REASONIX_HOME"]) / "sessions").rglob("*.jsonl")
     kinds = [json.loads(x)["type"] for x in transcript.read_text().splitlines()]
     assert "compaction" not in kinds and "checkpoint" not in kinds  # not a paid failure

@@ -94,6 +94,9 @@ def test_chat_cancel_approve_always_and_exit(tmp_path: Path) -> None:
             term.expect("allow bash")
             term.expect("choice")
             term.send("3\r")
+            term.expect("would approve")  # the rule simulator speaks before saving
+            term.expect("save this rule?")
+            term.send("y\r")
             term.expect("made it")
             term.expect("› ")
             term.send("/new\r")
