@@ -195,6 +195,51 @@ class RuntimeCommandHost:
         self.rt.resume(path)
         return self.rt.session.id
 
+    # -- rewind ------------------------------------------------------------------------
+    def _store(self) -> Any:
+        store = self.rt.checkpoints
+        if store is None:
+            raise UsageError("checkpoints need git, which is not installed here")
+        return store
+
+    def rewind_points(self) -> list[PickerItem]:
+        """The recorded turns of this session, newest first, and "undo" after a rewind."""
+        import time
+
+        store = self._store()
+        out = []
+        for t in reversed(store.turns(self.rt.session.id)):
+            files = (
+                store.changed(t.before, t.after) if t.before not in ("", "-") and t.after else []
+            )
+            when = time.strftime("%H:%M", time.localtime(t.time))
+            note = (
+                f"{when} · {len(files)} file(s) changed" if files else f"{when} · no file changes"
+            )
+            out.append(PickerItem(f"before turn {t.number}: {t.title}", str(t.number), note))
+        if any(r.get("type") == "rewind" for r in store.records()):
+            out.append(PickerItem("undo the last rewind", "undo", "files and conversation back"))
+        return out
+
+    def rewind(self, turn: int, mode: str) -> str:
+        """Rewind this session; a new conversation continues here at once."""
+        from reasonix.agent.rewind import rewind
+
+        self.rt.session.sync()
+        result = rewind(self._store(), self.rt.session.path, turn, mode)
+        if result.session_path is not None:
+            self.rt.resume(result.session_path)
+        return result.summary()
+
+    def rewind_undo(self) -> str:
+        """Undo the newest rewind; the original conversation continues here."""
+        from reasonix.agent.rewind import undo
+
+        result = undo(self._store())
+        if result.session_path is not None and result.session_path != self.rt.session.path:
+            self.rt.resume(result.session_path)
+        return result.summary()
+
     # -- memory ------------------------------------------------------------------------
     def memory(self, args: str) -> str:
         """``/memory …`` through the same actions as ``reasonix memory``."""

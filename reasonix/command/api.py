@@ -150,3 +150,15 @@ class CommandHost(Protocol):
     def read_resource(self, server: str, uri: str) -> str:
         """``resources/read`` of one MCP resource, as text (REF-5)."""
         ...
+
+    def rewind_points(self) -> list[PickerItem]:
+        """The turns ``/rewind`` can go back to (value = turn number), plus "undo"."""
+        ...
+
+    def rewind(self, turn: int, mode: str) -> str:
+        """``/rewind TURN MODE`` (both | code | conversation | fork); what it did."""
+        ...
+
+    def rewind_undo(self) -> str:
+        """Undo the newest rewind; what it did."""
+        ...

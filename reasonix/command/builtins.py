@@ -33,6 +33,12 @@ MEMORY_ACTIONS = (
     "instructions",
 )
 CLEAR_CONFIRM = "/clear --yes"
+REWIND_MODES = (
+    ("both", "code and conversation", "files back and the conversation from before that turn"),
+    ("code", "code only", "the files the agent changed go back; the conversation stays"),
+    ("conversation", "conversation only", "continue from before that turn; files stay"),
+    ("fork", "fork from here", "continue in a copy from before that turn; files stay"),
+)
 
 
 def _n(value: Any) -> str:
@@ -207,6 +213,26 @@ def builtin_commands(
     def status(args: str) -> CommandResult:
         return CommandResult(text=format_status(host.status()))
 
+    def rewind(args: str) -> CommandResult:
+        words = args.split()
+        if words == ["undo"]:
+            return CommandResult(text=host.rewind_undo())
+        if not words:
+            points = host.rewind_points()
+            if not points:
+                return CommandResult(text="nothing to rewind yet: no turn has been recorded")
+            return CommandResult(
+                picker=points, picker_title="Rewind to before…", picker_command="/rewind"
+            )
+        if not words[0].isdigit() or len(words) > 2:
+            raise UsageError("usage: /rewind [TURN [both|code|conversation|fork]] | /rewind undo")
+        if len(words) == 1:
+            modes = [PickerItem(label, f"{words[0]} {value}", note) for value, label, note in
+                     REWIND_MODES]  # fmt: skip
+            return CommandResult(picker=modes, picker_title=f"Rewind to before turn {words[0]}",
+                                 picker_command="/rewind")  # fmt: skip
+        return CommandResult(text=host.rewind(int(words[0]), words[1]))
+
     def leave(args: str) -> CommandResult:
         return CommandResult(exit=True)
 
@@ -249,6 +275,12 @@ def builtin_commands(
             memory_args,
         ),
         cmd("status", "model, mode, session, tokens, cost and context in use", status),
+        cmd(
+            "rewind",
+            "go back to before a turn: code, conversation or both",
+            rewind,
+            "[turn [mode]] | undo",
+        ),
         cmd("exit", "leave (Ctrl-D works too)", leave),
         cmd("quit", "leave", leave, hidden=True),
     ]
