@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 from fakes import FakeServer, Fault, dialects
 
-import reasonix.provider.anthropic  # noqa: F401 - registers the kind
+import reasonix.provider.anthropic
 import reasonix.provider.openai  # noqa: F401 - registers the kind
 from reasonix import provider as registry
 from reasonix.cancel import Cancel
@@ -92,20 +92,33 @@ def test_other_refusals_are_not_overflows(status: int, body: str) -> None:
     assert classify(err) != "context.exhausted"
 
 
-@pytest.mark.parametrize(
-    ("text", "window", "prompt"),
-    [
-        ("input length and `max_tokens` exceed context limit: 188240 + 21333 > 200000", 200000, 188240),
-        ("This model's maximum prompt length is 131072 but the request contains 150000 tokens.", 131072, 150000),
-        ("Request too long: 121692 input tokens over the limit of 46112", 46112, 121692),
-        ("Cannot truncate prompt with n_keep (15028) >= n_ctx (7424)", 7424, 15028),
-        ("Reached context length of 4096 tokens with model (arch: qwen3vlmoe)", 4096, None),
-        ("The input token count (1043256) exceeds the maximum number of tokens allowed (1048576).", 1048576, 1043256),
-        ("Prompt contains 10000 tokens and 0 draft tokens, too large for model with 8192 maximum context length", 8192, 10000),
-        ("the request exceeds the available context size, try increasing it", None, None),
-        ("context length 12 exceeded", None, None),  # 12 is no window
-    ],
-)  # fmt: skip
+WORDINGS = [
+    ("input length and `max_tokens` exceed context limit: 188240 + 21333 > 200000", 200000, 188240),
+    (
+        "This model's maximum prompt length is 131072 but the request contains 150000 tokens.",
+        131072,
+        150000,
+    ),
+    ("Request too long: 121692 input tokens over the limit of 46112", 46112, 121692),
+    ("Cannot truncate prompt with n_keep (15028) >= n_ctx (7424)", 7424, 15028),
+    ("Reached context length of 4096 tokens with model (arch: qwen3vlmoe)", 4096, None),
+    (
+        "The input token count (1043256) exceeds the maximum number of tokens allowed (1048576).",
+        1048576,
+        1043256,
+    ),
+    (
+        "Prompt contains 10000 tokens and 0 draft tokens, too large for model with 8192 "
+        "maximum context length",
+        8192,
+        10000,
+    ),
+    ("the request exceeds the available context size, try increasing it", None, None),
+    ("context length 12 exceeded", None, None),  # 12 is no window
+]
+
+
+@pytest.mark.parametrize(("text", "window", "prompt"), WORDINGS)
 def test_overflow_facts_read_the_wordings(
     text: str, window: int | None, prompt: int | None
 ) -> None:

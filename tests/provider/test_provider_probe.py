@@ -27,7 +27,8 @@ def _cfg(url: str, kind: str = "openai", **kw: object) -> ProviderConfig:
 
 
 def test_llama_cpp_props_name_the_served_window() -> None:
-    with FakeServer("openai", [Turn.text_only("unused")], meta={"GET /props": dialects.llama_cpp_props(8192)}) as srv:  # fmt: skip
+    meta = {"GET /props": dialects.llama_cpp_props(8192)}
+    with FakeServer("openai", [Turn.text_only("unused")], meta=meta) as srv:
         found = probe_window(_cfg(srv.url + "/v1"), "local", headers={"Authorization": "Bearer k"})
         assert srv.remaining == 1 and srv.requests == []  # no model answer was consumed
         assert srv.meta_requests[0].header("authorization") == "Bearer k"
@@ -56,7 +57,8 @@ def test_ollama_running_num_ctx_wins_over_the_modelfile() -> None:
 
 
 def test_ollama_modelfile_num_ctx_and_a_model_not_loaded_yet() -> None:
-    with FakeServer("openai", meta={"POST /api/show": dialects.ollama_show(32768, num_ctx=8192)}) as srv:  # fmt: skip
+    show = {"POST /api/show": dialects.ollama_show(32768, num_ctx=8192)}
+    with FakeServer("openai", meta=show) as srv:
         found = probe_window(_cfg(srv.url + "/v1"), "qwen")
     assert found is not None and (found.tokens, found.source) == (8192, "Ollama POST /api/show")
     meta = {"POST /api/show": dialects.ollama_show(131072), "GET /api/ps": {"models": []}}
