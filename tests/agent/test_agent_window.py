@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fakes import FakeServer, Fault, ToolSpec, Turn, dialects
+from fakes import FakeServer, ToolSpec, Turn, dialects
 
 import reasonix.provider as provider_registry
-import reasonix.provider.anthropic  # noqa: F401 - registers the kind
+import reasonix.provider.anthropic
 import reasonix.provider.openai  # noqa: F401 - registers the kind
 from reasonix.agent import compaction as cp
 from reasonix.agent import oversize
