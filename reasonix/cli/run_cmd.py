@@ -147,9 +147,11 @@ def execute(args: argparse.Namespace) -> int:
         code = 0 if outcome.ok else 1
     except (ConfigError, UsageError) as err:
         outcome.reason, outcome.error, outcome.error_type = "error", str(err), type(err).__name__
+        outcome.error_kind = classify(err)
         code = 2
     except Cancelled as err:  # e.g. Ctrl-C / SIGTERM during `--compact`
         outcome.reason, outcome.error, outcome.error_type = "cancelled", str(err), "Cancelled"
+        outcome.error_kind = classify(err)
     except ReasonixError as err:
         outcome.reason, outcome.error, outcome.error_type = "error", str(err), type(err).__name__
         outcome.error_kind = classify(err)
