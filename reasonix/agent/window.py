@@ -24,17 +24,20 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from reasonix.errors import ProviderAPIError
 from reasonix.provider.overflow import MIN_WINDOW, OverflowFacts, overflow_facts
-from reasonix.provider.probe import PROBE_TIMEOUT, ServedWindow
+
+if TYPE_CHECKING:
+    from reasonix.provider.probe import ServedWindow
 
 __all__ = ["SETTLE_WAIT", "ContextWindow"]
 
 SETTLE_WAIT = 1.0  # seconds the first request may wait for a probe still running
+PROBE_TIMEOUT = 1.5  # provider.probe.PROBE_TIMEOUT (not imported: only local servers need it)
 
-Probe = Callable[[], ServedWindow | None]
+Probe = Callable[[], "ServedWindow | None"]
 
 
 class ContextWindow:
@@ -124,7 +127,7 @@ class ContextWindow:
         bound = int(refused_tokens)
         if bound <= max(self.largest_accepted, MIN_WINDOW):
             return False
-        return self.learn_served(bound, "a refused request of about that size")
+        return self.learn_served(bound, "at most: it refused a request of about that size")
 
     def observed(self, prompt_tokens: int) -> None:
         """The server answered a prompt of this size; an Ollama model is loaded now."""

@@ -24,7 +24,6 @@ provider's ``probe_window`` says otherwise (see docs/PROVIDERS.md §8).
 
 from __future__ import annotations
 
-import ipaddress
 import json
 import re
 import time
@@ -103,6 +102,8 @@ def should_probe(cfg: Any) -> bool:
     forced = getattr(cfg, "probe_window", None)
     if isinstance(forced, bool):
         return forced
+    import ipaddress  # only here: start-up imports stay light
+
     host = (urlsplit(target_url(cfg)).hostname or "").lower()
     if not host:
         return False

@@ -169,3 +169,10 @@ def test_server_root_strips_the_api_version_path() -> None:
     assert server_root("http://127.0.0.1:8080/v1") == "http://127.0.0.1:8080"
     assert server_root("http://h:1/proxy/v1/chat/completions") == "http://h:1/proxy"
     assert server_root("http://h:11434") == "http://h:11434"
+
+
+def test_the_window_waits_as_long_as_the_probe_may_take() -> None:
+    from reasonix.agent import window
+    from reasonix.provider import probe
+
+    assert window.PROBE_TIMEOUT == probe.PROBE_TIMEOUT
