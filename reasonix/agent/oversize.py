@@ -95,10 +95,11 @@ def omitted_call(call: ToolCall, tokens: int) -> ToolCall:
 
 def call_refusal(call: ToolCall, tokens: int, window: int) -> str:
     """The tool error the model reads instead of a result."""
+    what = f"half of the model's {window}-token context window" if window > 0 else "any model takes"
     return (
-        f"{call.name}: not run: its arguments are about {tokens} tokens, more than half of the "
-        f"model's {window}-token context window, so they were not kept. Do the same work in "
-        "smaller calls (for example write a large file in several parts)."
+        f"{call.name}: not run: its arguments are about {tokens} tokens, more than {what}, "
+        "so they were not kept. Do the same work in smaller calls (for example write a large "
+        "file in several parts)."
     )
 
 
