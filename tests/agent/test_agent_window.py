@@ -316,3 +316,16 @@ def test_the_summary_output_cap_is_d9_in_a_large_window() -> None:
     assert oversize.summary_output_cap(131072, 40000) == cp.SUMMARY_MAX_TOKENS
     assert oversize.summary_output_cap(8192, 6000) == 2192  # never past the window
     assert oversize.summary_output_cap(0, 10**6) == cp.SUMMARY_MAX_TOKENS  # no window known
+
+
+def test_a_twenty_megabyte_argument_is_measured_without_walking_it() -> None:
+    from reasonix.provider.types import ToolCall
+
+    content = "line of generated text 12345\n" * (20 * 1024 * 1024 // 29)
+    call = ToolCall("c1", "write", json.dumps({"path": "big.txt", "content": content}))
+    started = time.monotonic()
+    tokens = oversize.call_too_large(call, 131072, 1.0)
+    assert tokens > 131072 // 2
+    assert time.monotonic() - started < 5.0  # sampled: the exact pass takes over 10 s
+    kept = oversize.omitted_call(call, tokens)
+    assert len(kept.arguments) < 200 and "omitted" in json.loads(kept.arguments)
