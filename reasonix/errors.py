@@ -17,7 +17,8 @@ ReasonixError
 ├── PluginError            an MCP server or plugin failed
 ├── SessionError           transcript store problem (lease held, not found, ambiguous)
 ├── CompactionRequired     the context is over the hard limit even after pruning
-└── HookBlocked            a user hook stopped the action (exit 2 or a "block" decision)
+├── HookBlocked            a user hook stopped the action (exit 2 or a "block" decision)
+└── InputTooLarge          one message (or the fixed prompt) can never fit the window
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ __all__ = [
     "CompactionRequired",
     "ConfigError",
     "HookBlocked",
+    "InputTooLarge",
     "MissingAPIKey",
     "PathDenied",
     "PermissionDenied",
@@ -112,20 +114,46 @@ class ProviderAPIError(ProviderError):
 
     @property
     def is_context_overflow(self) -> bool:
-        """True when the vendor says the prompt is longer than the context window."""
+        """True when the vendor says the prompt is longer than the context window.
+
+        Recognises the vendors' own wording and that of the servers people run
+        locally or behind gateways (llama.cpp, vLLM, SGLang, LM Studio, Ollama,
+        LiteLLM, OpenRouter); rate limits that mention tokens are not overflows.
+        """
+        if self.status not in _OVERFLOW_STATUSES:
+            return False
         low = (self.vendor_message + " " + self.body).lower()
-        markers = (
-            "context length",
-            "context_length",
-            "maximum context",
-            "context window",
-            "too many tokens",
-            "prompt is too long",
-            "input is too long",
-            "exceeds the context",
-            "reduce the length of the messages",
-        )
-        return self.status in (400, 413) and any(m in low for m in markers)
+        if any(m in low for m in _NOT_OVERFLOW):
+            return False
+        return any(m in low for m in _OVERFLOW_MARKERS)
+
+
+# Statuses an overflow arrives with: 400 almost everywhere, 413/422 from some
+# gateways, 404 from one local backend, 200 when a server answers a stream
+# request with a JSON error body (or an error event) instead.
+_OVERFLOW_STATUSES = frozenset({200, 400, 404, 413, 422})
+_OVERFLOW_MARKERS = (
+    "context length",  # OpenAI/vLLM/SGLang/LM Studio/Ollama ("... the context length ...")
+    "context_length",  # the context_length_exceeded code
+    "maximum context",
+    "context window",
+    "context_window_exceeded",
+    "contextwindowexceeded",  # LiteLLM's ContextWindowExceededError passed through
+    "context size",  # llama.cpp "exceeds the available context size", MLX "Context size has…"
+    "exceed_context_size",  # llama.cpp's error type
+    "context limit",  # Anthropic "exceed context limit", "Context limit is N tokens"
+    "n_ctx",  # llama.cpp-based servers name their window so
+    "n_keep",  # LM Studio / llama.cpp "n_keep (N) >= n_ctx (W)"
+    "too many tokens",
+    "prompt is too long",
+    "input is too long",
+    "exceeds the context",
+    "maximum prompt length",
+    "model token limit",
+    "exceeds the maximum number of tokens",
+    "reduce the length of the messages",
+)
+_NOT_OVERFLOW = ("per minute", "rate limit", "rate_limit")
 
 
 class ProviderConnectionError(ProviderError):
@@ -176,9 +204,23 @@ class HookBlocked(ReasonixError):
     """A user hook (exit 2 or a "block" decision) stopped the action; the text says why."""
 
 
+class InputTooLarge(ReasonixError):
+    """One message (or the system prompt and tools alone) can never fit the window.
+
+    No compaction can help: the message is not added to the conversation, so
+    the user can send a shorter one. ``tokens`` is the estimated size,
+    ``window`` the model's context window in tokens.
+    """
+
+    def __init__(self, message: str, *, tokens: int = 0, window: int = 0) -> None:
+        self.tokens = tokens
+        self.window = window
+        super().__init__(message)
+
+
 def classify(err: BaseException) -> str:
     """Map a typed error to a failure reason without reading its message (ERR-5)."""
-    if isinstance(err, CompactionRequired):
+    if isinstance(err, (CompactionRequired, InputTooLarge)):
         return "context.exhausted"
     if isinstance(err, Cancelled):
         return "cancelled"

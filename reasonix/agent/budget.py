@@ -4,13 +4,16 @@ Wraps the pure rules of :mod:`reasonix.provider.budget` with the two facts a
 session learns from the server: an output limit named by an HTTP 400 body
 (remembered per model for the session, then used for every request) and
 that the window is shared between prompt and output (an overflow message
-that counts the completion).
+that counts the completion). The window itself may be a shared
+:class:`~reasonix.agent.window.ContextWindow`, so a window learned from the
+server also bounds the output.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
+from reasonix.agent.window import ContextWindow
 from reasonix.errors import ProviderAPIError
 from reasonix.provider.budget import (
     DEEPSEEK_HOST,
@@ -25,11 +28,20 @@ __all__ = ["OutputBudget"]
 class OutputBudget:
     """``max_output_tokens`` setting + provider facts -> the wire value of each request."""
 
-    def __init__(self, setting: int, *, kind: str, host: str, context_window: int) -> None:
+    def __init__(
+        self, setting: int, *, kind: str, host: str, context_window: int | ContextWindow
+    ) -> None:
         self.setting, self.kind, self.host = setting, kind, host
-        self.context_window = context_window
+        if not isinstance(context_window, ContextWindow):
+            context_window = ContextWindow(context_window)
+        self.window = context_window
         self.learned: int | None = None
         self.shared_window = False
+
+    @property
+    def context_window(self) -> int:
+        """The effective window (configured, or smaller when the server serves less)."""
+        return self.window.limit
 
     def max_tokens(self, prompt_tokens: Callable[[], int]) -> int | None:
         """The value to send (None = omit the field); the prompt is estimated only if needed."""

@@ -5,21 +5,29 @@ The loop talks to one :class:`ContextManager` per session::
     ctx = ContextManager(provider, model, context_window, compact_ratio,
                          system, tools, store)
     ...
-    store.append(user_record)                      # canonical, append-only
-    messages = ctx.prepare(cancel)                 # may prune / summarise first
+    ctx.admit(user_message)                        # InputTooLarge: it can never fit
+    messages = ctx.prepare(cancel, [user_message]) # may prune / summarise first
     request = Request(model=model, system=system, tools=tools, messages=messages, ...)
     try:
         stream = provider.stream(request, cancel)  # consume it …
     except ProviderAPIError as err:
         if not err.is_context_overflow:
             raise
-        messages = ctx.on_overflow(cancel)         # one summary, then ONE retry
+        messages = ctx.on_overflow(cancel, err, [user_message])  # one summary, ONE retry
         ...                                        # resend with the new messages
+    store.append(user_record)                      # canonical once the model took it
     ctx.observe_usage(usage.input_tokens)          # normalised: the whole prompt
+
+A *pending* message (the new user message) is part of every estimate and is
+sent last, but it is never summarised and is not yet in the store: when an
+overflow shows that it alone cannot fit, :meth:`on_overflow` raises
+:class:`~reasonix.errors.InputTooLarge` and the transcript stays as it was.
 
 ``prepare`` raises :class:`~reasonix.errors.CompactionRequired` when the
 request is over the hard limit (the context window) and no automatic remedy
 is left; ``/compact`` and ``reasonix run -c --compact`` call :meth:`compact`.
+The window itself is a shared :class:`~reasonix.agent.window.ContextWindow`
+(configured, and served as learned from the server), read on every call.
 After ``prepare``/``on_overflow``/``compact``, :attr:`ContextManager.last_result`
 describes what maintenance did (None when nothing), for the loop's
 compaction event.
@@ -41,15 +49,24 @@ described in :mod:`reasonix.agent.compaction`.
 
 from __future__ import annotations
 
+import math
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from reasonix.agent import compaction as cp
-from reasonix.agent.tokens import TokenCounter, estimate_message, estimate_request
+from reasonix.agent import oversize
+from reasonix.agent.tokens import TokenCounter, estimate_large, estimate_message, estimate_request
+from reasonix.agent.window import ContextWindow
 from reasonix.cancel import Cancel
-from reasonix.errors import Cancelled, CompactionRequired, ProviderError
+from reasonix.errors import (
+    Cancelled,
+    CompactionRequired,
+    InputTooLarge,
+    ProviderAPIError,
+    ProviderError,
+)
 from reasonix.provider import Provider
 from reasonix.provider.types import ChunkKind, Message, Request, Role, ToolSchema, Usage
 
@@ -107,7 +124,7 @@ class ContextManager:
         self,
         provider: Provider,
         model: str,
-        context_window: int,
+        context_window: int | ContextWindow,
         compact_ratio: float,
         system: str,
         tools: Sequence[ToolSchema],
@@ -118,7 +135,9 @@ class ContextManager:
     ) -> None:
         self.provider = provider
         self.model = model
-        self.context_window = max(0, int(context_window))
+        if not isinstance(context_window, ContextWindow):
+            context_window = ContextWindow(int(context_window))
+        self.window = context_window
         self.compact_ratio = compact_ratio
         self.system = system
         self.tools = list(tools)
@@ -131,8 +150,14 @@ class ContextManager:
         self._retried = False  # overflow retry used for the current request
         # Told before each summary request: "manual" (/compact) or "auto" (PreCompact hooks).
         self.before_summary: Callable[[str, str], None] | None = None  # (trigger, focus)
+        self._pending: list[Message] = []  # sent last, never summarised, not stored yet
 
     # -- read-only views -------------------------------------------------
+
+    @property
+    def context_window(self) -> int:
+        """The window compaction works with (configured, or smaller when served so)."""
+        return self.window.tokens
 
     @property
     def trigger(self) -> int:
@@ -155,25 +180,49 @@ class ContextManager:
             self._sync()
             return self._view.messages
 
-    def estimate(self) -> int:
+    def estimate(self, pending: Sequence[Message] = ()) -> int:
         """Calibrated token estimate of the request the current projection makes."""
         with self._lock:
             self._sync()
-            return self._estimate(self._view.messages)
+            return self._estimate([*self._view.messages, *pending])
+
+    def admit(self, message: Message) -> None:
+        """Refuse a new message that can never fit the window (before it is added).
+
+        Waits briefly for a start-up window probe still running, so a window
+        the server names is known before the first request.
+        """
+        self.window.settle()
+        with self._lock:
+            self._check_fits(message, sent=False)
+
+    def _check_fits(self, message: Message, *, sent: bool) -> None:
+        limit = self.window.limit
+        ratio = self.counter.ratio
+        size = math.ceil(ratio * _message_size(message))
+        fixed = math.ceil(ratio * estimate_request(self.system, [], self.tools))
+        if fixed + size >= oversize.admission_limit(limit):
+            text = oversize.too_large_text(
+                message_tokens=size, fixed_tokens=fixed, window=limit, sent=sent
+            )
+            raise InputTooLarge(f"context: {text}", tokens=size, window=limit)
 
     # -- the three entry points -------------------------------------------
 
-    def prepare(self, cancel: Cancel) -> list[Message]:
+    def prepare(self, cancel: Cancel, pending: Sequence[Message] = ()) -> list[Message]:
         """The messages to send for the next request, after any needed maintenance.
 
-        Raises CompactionRequired when the request is over the hard limit
-        (the context window) and no automatic remedy is left.
+        ``pending`` (the new user message, not in the store yet) is counted
+        and sent last but never summarised. Raises CompactionRequired when the
+        request is over the hard limit (the context window) and no automatic
+        remedy is left.
         """
         with self._lock:
             self.last_result = None
             self._retried = False
+            self._pending = list(pending)
             self._sync()
-            messages = self._view.messages
+            messages = self._current()
             tokens = self._estimate(messages)
             if self.trigger <= 0 or tokens < self.trigger:
                 return self._sending(messages)
@@ -191,13 +240,22 @@ class ContextManager:
                 self.last_result = result
             if result.over_limit:
                 raise CompactionRequired(_required_text(result))
-            return self._sending(self._view.messages)
+            return self._sending(self._current())
 
-    def on_overflow(self, cancel: Cancel) -> list[Message]:
+    def on_overflow(
+        self,
+        cancel: Cancel,
+        error: ProviderAPIError | None = None,
+        pending: Sequence[Message] = (),
+    ) -> list[Message]:
         """Recover from a provider context-overflow error: prune, one summary, one retry.
 
-        Returns the messages for the single retry; raises CompactionRequired
-        when nothing helps or the retry was already used (D4).
+        ``error`` (the refusal) teaches the window when it names one; when it
+        names none and the refused request was well under the configured
+        window, the window is taken to be below that request. Raises
+        InputTooLarge when ``pending`` alone cannot fit the window then known
+        (no summary is attempted), CompactionRequired when nothing helps or
+        the retry was already used (D4). Returns the messages for the retry.
         """
         with self._lock:
             if self._retried:
@@ -205,17 +263,34 @@ class ContextManager:
                     "context: the provider still reports a context overflow after compaction"
                 )
             self._retried = True
+            self._pending = list(pending)
             self._sync()
-            messages = self._view.messages
+            messages = self._current()
+            before = self.window.limit
+            facts = self.window.learn_from_error(error) if error is not None else None
             raw = estimate_request(self.system, messages, self.tools)
-            # The provider says this did not fit: make the estimate agree.
-            if self.context_window > 0 and raw > 0:
-                self.counter.bump_ratio(self.context_window / raw * 1.02)
+            window = self.window.limit
+            now = self._estimate(messages)
+            if facts is not None and facts.prompt and raw > 0:
+                self.counter.bump_ratio(facts.prompt / raw)  # the server counted it
+            elif window > 0 and raw > 0 and (facts is None or facts.window or now >= 0.75 * window):
+                # The provider says this did not fit: make the estimate agree.
+                self.counter.bump_ratio(window / raw * 1.02)
+            elif facts is not None:
+                # Nothing named and far below the configured window: that window
+                # is wrong (a local server started smaller), not the estimate.
+                self.window.bound_from_refusal(now)
             tokens = self._estimate(messages)
+            if self._pending:
+                self._check_fits(self._pending[-1], sent=True)
+            limit = self.context_window
+            learned = 0 < self.window.limit < before or (before == 0 < self.window.limit)
             # Whatever the estimate says, this request did not fit: the target
             # is "smaller than now" even when the (clamped) estimate is under
-            # the window, so prune or summarise always runs.
-            target = min(self.context_window, tokens) if self.context_window > 0 else tokens
+            # the window, so prune or summarise always runs. A window just
+            # learned is compacted to its trigger, so one summary is enough.
+            hard = min(limit, tokens) if limit > 0 else tokens
+            target = min(self.trigger, hard) if learned and self.trigger else hard
             result = self._transaction(
                 cancel,
                 reason="overflow",
@@ -223,12 +298,12 @@ class ContextManager:
                 target=target,
                 max_summaries=cp.MAX_OVERFLOW_SUMMARIES,
                 force=False,
-                hard_limit=target,
+                hard_limit=limit if learned and limit > 0 else hard,
             )
             self.last_result = result
             if result.over_limit or (result.pruned == 0 and result.summaries == 0):
                 raise CompactionRequired(_required_text(result))
-            return self._sending(self._view.messages)
+            return self._sending(self._current())
 
     def compact(self, cancel: Cancel, *, force: bool = True, focus: str = "") -> MaintenanceResult:
         """Manual maintenance (``/compact``, ``run --compact``): prune, then one summary.
@@ -238,6 +313,7 @@ class ContextManager:
         FOCUS``) tells the summary what to keep in most detail.
         """
         with self._lock:
+            self._pending = []
             self._sync()
             messages = self._view.messages
             tokens = self._estimate(messages)
@@ -262,6 +338,8 @@ class ContextManager:
         if sent is not None:
             self.counter.note_sent(self.system, sent, self.tools)
         self.counter.observe(prompt_tokens)
+        if prompt_tokens > 0:
+            self.window.observed(prompt_tokens)
 
     # -- internals ------------------------------------------------------------
 
@@ -269,6 +347,10 @@ class ContextManager:
         records = self.store.records()
         if len(records) < self._view.seen or not self._view.extend(records):
             self._view = cp.load_projection(records)
+
+    def _current(self) -> list[Message]:
+        """The projection plus the pending message(s): what the next request carries."""
+        return [*self._view.messages, *self._pending]
 
     def _sending(self, messages: list[Message]) -> list[Message]:
         self.counter.note_sent(self.system, messages, self.tools)
@@ -292,7 +374,7 @@ class ContextManager:
         result = MaintenanceResult(reason=reason, tokens_before=tokens)
         limit = self.context_window if hard_limit is None else hard_limit
         result.pruned = self._prune()
-        tokens = self._estimate(self._view.messages)
+        tokens = self._estimate(self._current())
         while True:
             action = cp.next_action(
                 tokens,
@@ -313,7 +395,7 @@ class ContextManager:
                     self._sync()
                 result.status, result.detail = status, text
                 break
-            tokens = self._estimate(self._view.messages)
+            tokens = self._estimate(self._current())
         result.tokens_after = tokens
         result.generation = self._view.generation
         result.over_limit = limit > 0 and tokens >= limit
@@ -340,19 +422,36 @@ class ContextManager:
         entries = view.entries
         ratio = self.counter.ratio
         sizes = [max(1, round(estimate_message(e.message) * ratio)) for e in entries]
-        window = self.context_window or self._estimate(view.messages)
-        cut = cp.select_cut([e.message.role for e in entries], sizes, cp.keep_budget(window))
+        window = self.window.limit or self._estimate(view.messages)
+        pending = sum(math.ceil(_message_size(m) * ratio) for m in self._pending)
+        keep = max(0, cp.keep_budget(window) - pending)  # the pending message is kept too
+        cut = cp.select_cut([e.message.role for e in entries], sizes, keep)
         if cut == 0:
             raise _SummaryFailed("blocked", _NOTHING_OLDER, False)
+        instruction = Message(role=Role.USER, content=cp.summary_instruction(focus))
+        fixed = math.ceil(ratio * estimate_request(self.system, [instruction], self.tools))
+        # The summary request must fit the window itself, with room for the
+        # summary: a message too large for it is cut, the oldest left out.
+        budget = oversize.UNBOUNDED_TOKENS
+        if self.window.limit > 0:
+            budget = window - fixed - oversize.summary_reserve(window)
+        if budget < oversize.MIN_SUMMARY_INPUT:
+            raise _SummaryFailed(
+                "blocked",
+                f"the system prompt and tools leave no room for a summary in a window of "
+                f"{window} tokens",
+                False,
+            )
         prefix = [e.message for e in entries[:cut]]
         if self.before_summary is not None:
             self.before_summary("manual" if result.reason == "manual" else "auto", focus)
+        fitted = oversize.fit_prefix(prefix, sizes[:cut], budget, pinned=int(entries[0].digest))
         request = Request(
             model=self.model,
             system=self.system,
             tools=list(self.tools),
-            messages=[*prefix, Message(role=Role.USER, content=cp.summary_instruction(focus))],
-            max_tokens=cp.SUMMARY_MAX_TOKENS,
+            messages=[*fitted.messages, instruction],
+            max_tokens=oversize.summary_output_cap(self.window.limit, fixed + fitted.tokens),
         )
         result.summary_requests.append(request)
         summary = self._call_summary(request, cancel, result.usage)
@@ -408,6 +507,14 @@ class ContextManager:
         if not text:
             raise _SummaryFailed("failed", "summary was empty", True)
         return text
+
+
+def _message_size(message: Message) -> int:
+    """Raw token estimate of one message; huge texts are sampled, not walked."""
+    if len(message.content) <= 65536 and not message.tool_calls:
+        return estimate_message(message)
+    extra = sum(estimate_large(c.arguments) for c in message.tool_calls)
+    return estimate_message(Message(message.role, "")) + estimate_large(message.content) + extra
 
 
 def _required_text(result: MaintenanceResult) -> str:

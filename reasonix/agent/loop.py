@@ -11,26 +11,36 @@ Prefix-cache invariant: ``system`` and the tool schemas are fixed when the
 agent is built and the message list only ever grows, so each request is a
 byte-for-byte extension of the previous one. Auto-recall (``recall``) only
 appends to the new user message, so it keeps the invariant.
+
+Size: the new user message is checked against the context window before it
+is added (``context.admit``) and is written to the transcript once the model
+has taken it (its first answer chunk, or any failure other than "it can
+never fit"), so a message that can never fit leaves the session unchanged.
+Tool calls whose arguments could never fit either are not run (see
+:mod:`reasonix.agent.oversize`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Generator, Iterator
 
 from reasonix.cancel import Cancel
 from reasonix.errors import (
     Cancelled,
     HookBlocked,
+    InputTooLarge,
     ProviderAPIError,
     ProviderError,
     ReasonixError,
 )
 from reasonix.provider import Provider
 from reasonix.provider.types import Message, Request, Role, ToolCall, ToolSchema, Usage
-from reasonix.tool import Registry, ToolContext
+from reasonix.tool import Registry, ToolContext, ToolResult
 
+from . import oversize
 from .budget import OutputBudget
-from .events import Done, Error, Event, Notice, StepStart
+from .events import Done, Error, Event, Notice, StepStart, ToolEnd
 from .execute import EventApprover, run_in_worker
 from .hooks import HookRunner
 from .nudge import ProgressWatch
@@ -88,12 +98,22 @@ class Agent:
         self.tools = [ToolSchema(**s) for s in registry.schemas()]  # frozen for the session
         self.telemetry = Telemetry()
         self.history, self._watch = session.messages(), ProgressWatch()
+        self._pending: Message | None = None  # the new user message until the model takes it
+        self._title = ""
         self._close_dangling_calls()
 
     # -- transcript -------------------------------------------------------------
     def _append(self, message: Message, raw: str = "") -> None:
         self.history.append(message)
         self.session.append_message(message, raw_content=raw)
+
+    def _commit(self) -> None:
+        """Write the pending user message (idempotent): the model has taken it."""
+        pending, self._pending = self._pending, None
+        if pending is not None:
+            if self._title and not self.session.title:
+                self.session.set_title(self._title)
+            self._append(pending)  # flushed now, fsynced after the first answer
 
     def _close_dangling_calls(self) -> None:
         """Answer tool calls left without results by a killed run, so the history is valid."""
@@ -118,6 +138,7 @@ class Agent:
             stop_hook_active = False
             while True:
                 reply = yield from self._ask(cancel, steps + 1)
+                reply, refused = self._bound_calls(reply)
                 self._append(reply)
                 if not reply.tool_calls:
                     again = yield from self._stop_hooks(stop_hook_active)
@@ -126,7 +147,7 @@ class Agent:
                     self._append(Message(Role.USER, f"[Stop hook] {again}"))
                     stop_hook_active, steps = True, steps + 1
                     continue
-                yield from self._run_tools(reply.tool_calls, cancel)
+                yield from self._run_tools(reply.tool_calls, cancel, refused)
                 self.session.sync()
                 steps += 1
                 if steps >= self.max_steps:
@@ -137,9 +158,14 @@ class Agent:
         except Cancelled:
             yield Notice("cancelled", "the turn was cancelled")
             yield Done("", "cancelled", steps, self.telemetry.total)
+        except InputTooLarge as err:
+            self._pending = None  # it never enters the conversation: retry with less
+            yield Error(err, str(err))
         except ReasonixError as err:
+            self._commit()
             yield Error(err, str(err))
         finally:
+            self._commit()  # cancelled or failed: the message stays, as it was typed
             cancel.cancel("turn ended")  # stop any worker still attached to this turn
             self.session.sync()
             recorder = self.tool_ctx.extra.get("checkpoints")
@@ -147,11 +173,9 @@ class Agent:
                 recorder.end()
 
     def _start_turn(self, user_input: str) -> list[str]:
-        """Append the user message (after its hooks); returns hook notices for the user."""
+        """Admit the user message (after its hooks) as pending; returns hook notices."""
         user_input = valid_text(user_input)  # undecodable argv/stdin bytes break JSON
         notes, context = self._prompt_hooks(user_input)  # raises HookBlocked: not appended
-        if not self.session.title:
-            self.session.set_title(user_input)
         text = user_input + (self.recall(user_input) if self.recall else "")  # never in system
         if context:  # hook context joins the user turn, never the system prompt (prefix cache)
             text += "\n\n" + context
@@ -160,7 +184,10 @@ class Agent:
             recorder.begin(self.session.id, len(self.session.records()), user_input)
         if self.instructions and not any(m.role is Role.USER for m in self.history):
             text = self.instructions + "\n\n" + text  # once, in the first user turn
-        self._append(Message(Role.USER, text))  # flushed now, fsynced after the first answer
+        message = Message(Role.USER, text)
+        if self.context is not None:
+            self.context.admit(message)  # InputTooLarge before anything is written
+        self._pending, self._title = message, user_input
         return notes
 
     def _prompt_hooks(self, user_input: str) -> tuple[list[str], str]:
@@ -191,18 +218,27 @@ class Agent:
             yield Notice("hook", note)
         return got.reason if got.blocked else None
 
+    def _pending_list(self) -> list[Message]:
+        return [self._pending] if self._pending is not None else []
+
     def _request(self, cancel: Cancel) -> Generator[Event, None, Request]:
-        messages = list(self.history)
+        messages = [*self.history, *self._pending_list()]
         if self.context is not None:  # the projection: checkpoints applied, maybe compacted
-            messages = self.context.prepare(cancel)
+            messages = self.context.prepare(cancel, self._pending_list())
             yield from self._compaction_notice()
+        yield from self._window_notice()
         max_tokens = self.budget.max_tokens(self._prompt_tokens) if self.budget else None
         return Request(
             self.model, messages, self.system, self.tools, self.temperature, max_tokens, self.effort
         )
 
     def _prompt_tokens(self) -> int:
-        return self.context.estimate() if self.context is not None else 0
+        return self.context.estimate(self._pending_list()) if self.context is not None else 0
+
+    def _window_notice(self) -> Iterator[Event]:
+        window = getattr(self.context, "window", None)
+        for text in window.take_notices() if window is not None else ():
+            yield Notice("context_window", text)
 
     def _compaction_notice(self) -> Iterator[Event]:
         done = getattr(self.context, "last_result", None)
@@ -224,8 +260,11 @@ class Agent:
         while True:
             yield StepStart(step)
             try:
-                reply = yield from stream_reply(self.provider, request, cancel, step, self._observe)
+                reply = yield from stream_reply(
+                    self.provider, request, cancel, step, self._observe, self._commit
+                )
             except StreamCancelled as err:
+                self._commit()
                 if err.partial is not None:
                     self._append(err.partial)
                 raise
@@ -235,9 +274,15 @@ class Agent:
                     continue
                 if self.context is None or not err.is_context_overflow:
                     raise
-                request.messages = self.context.on_overflow(cancel)  # one summary, one retry
+                # One summary, one retry; InputTooLarge when the new message alone
+                # cannot fit the window the refusal revealed (no summary then).
+                request.messages = self.context.on_overflow(cancel, err, self._pending_list())
                 yield from self._compaction_notice()
+                yield from self._window_notice()
+                if self.budget is not None:
+                    request.max_tokens = self.budget.max_tokens(self._prompt_tokens)
                 continue
+            self._commit()
             if reply.content or reply.tool_calls:
                 return reply
             empty += 1
@@ -245,11 +290,43 @@ class Agent:
                 raise ProviderError("the model sent an empty response twice")
             yield Notice("retry_empty", "the model sent an empty response; retrying once")
 
-    def _run_tools(self, calls: list[ToolCall], cancel: Cancel) -> Iterator[Event]:
+    def _bound_calls(self, reply: Message) -> tuple[Message, dict[int, str]]:
+        """Calls whose arguments could never fit the window: kept short, not run.
+
+        Returns the reply as the transcript keeps it and, per refused call
+        index, the tool error the model reads instead of a result.
+        """
+        window = getattr(self.context, "window", None)
+        limit = window.limit if window is not None else 0
+        ratio = getattr(getattr(self.context, "counter", None), "ratio", 1.0)
+        refused: dict[int, str] = {}
+        calls = list(reply.tool_calls)
+        for i, call in enumerate(calls):
+            tokens = oversize.call_too_large(call, limit, ratio)
+            if tokens:
+                refused[i] = oversize.call_refusal(call, tokens, limit)
+                calls[i] = oversize.omitted_call(call, tokens)
+        if not refused:
+            return reply, refused
+        return dataclasses.replace(reply, tool_calls=calls), refused
+
+    def _run_tools(
+        self, calls: list[ToolCall], cancel: Cancel, refused: dict[int, str] | None = None
+    ) -> Iterator[Event]:
         """Run the calls (events stream out meanwhile), then append results in call order."""
-        results = yield from run_in_worker(
-            calls, self.registry, self.gate, self.tool_ctx, cancel, self.approver
-        )
+        refused = refused or {}
+        for i, text in refused.items():
+            yield ToolEnd(calls[i].id, calls[i].name, text, True, 0.0)
+        runnable = [c for i, c in enumerate(calls) if i not in refused]
+        ran: list[ToolResult] = []
+        if runnable:
+            ran = yield from run_in_worker(
+                runnable, self.registry, self.gate, self.tool_ctx, cancel, self.approver
+            )
+        done = iter(ran)
+        results = [
+            ToolResult.error(refused[i]) if i in refused else next(done) for i in range(len(calls))
+        ]
         self.telemetry.count("tool_calls", len(calls))
         nudge = self._watch.after_round(self.tool_ctx.extra.get("todos"))  # LOOP-8
         for i, (call, result) in enumerate(zip(calls, results, strict=True)):

@@ -40,16 +40,22 @@ class GateLike(Protocol):
 class ContextLike(Protocol):
     """What the loop uses of reasonix.agent.context.ContextManager."""
 
-    def prepare(self, cancel: Cancel) -> list[Message]:
-        """The messages of the next request, after any needed maintenance."""
+    def admit(self, message: Message) -> None:
+        """Raise InputTooLarge for a new message that can never fit the window."""
         ...
 
-    def on_overflow(self, cancel: Cancel) -> list[Message]:
+    def prepare(self, cancel: Cancel, pending: Sequence[Message] = ()) -> list[Message]:
+        """The messages of the next request (``pending`` last), after any needed maintenance."""
+        ...
+
+    def on_overflow(
+        self, cancel: Cancel, error: Any = None, pending: Sequence[Message] = ()
+    ) -> list[Message]:
         """The messages for the single retry after a context-overflow error."""
         ...
 
-    def estimate(self) -> int:
-        """Estimated prompt tokens of the current projection."""
+    def estimate(self, pending: Sequence[Message] = ()) -> int:
+        """Estimated prompt tokens of the current projection plus ``pending``."""
         ...
 
     def observe_usage(self, prompt_tokens: int, sent: Sequence[Message] | None = None) -> None:

@@ -106,7 +106,11 @@ class ReplayProvider:
         """The next recorded reply (or summary) as chunks."""
         cancel.raise_if_cancelled()
         last = request.messages[-1] if request.messages else None
-        if last is not None and last.role is Role.USER and last.content == SUMMARY_INSTRUCTION:
+        if (
+            last is not None
+            and last.role is Role.USER
+            and last.content.startswith(SUMMARY_INSTRUCTION)
+        ):
             self.summaries_requested.append(self.turn)
             summaries = self.recording.summaries
             text = summaries[self._summary] if self._summary < len(summaries) else "(replay)"

@@ -33,14 +33,22 @@ def stream_reply(
     cancel: Cancel,
     step: int,
     observe: Callable[[Usage], None],
+    on_first: Callable[[], None] | None = None,
 ) -> Generator[Event, None, Message]:
-    """Stream ``request``; yield deltas and usage; return the assistant message."""
+    """Stream ``request``; yield deltas and usage; return the assistant message.
+
+    ``on_first`` is called once, before the first chunk is handled: the
+    server has taken the request (a refusal arrives before any chunk).
+    """
     text: list[str] = []
     reasoning: list[str] = []
     calls: list[ToolCall] = []
     meta: dict[str, Any] = {}
     try:
         for chunk in provider.stream(request, cancel):
+            if on_first is not None:
+                on_first()
+                on_first = None
             if chunk.kind is ChunkKind.TEXT:
                 text.append(chunk.text)
                 yield TextDelta(chunk.text)

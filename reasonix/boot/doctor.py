@@ -4,8 +4,10 @@ Checks: the config files and their merge, the provider key (presence only —
 never the key), the endpoint's reachability, the model's window and output
 budget, the bash sandbox backend, ripgrep, every MCP server's start-up and
 ``tools/list`` time, the terminal for the chat view, the state directory and
-its free disk space. Pure data out; the CLI prints it. Nothing here starts an
-agent or sends a model request (a ``GET …/models`` is the only traffic).
+its free disk space; for a local model server, the window it really serves
+(:mod:`reasonix.provider.probe`). Pure data out; the CLI prints it. Nothing
+here starts an agent or sends a model request (``GET …/models`` and the
+window probe's metadata requests are the only traffic).
 """
 
 from __future__ import annotations
@@ -100,6 +102,9 @@ def _provider_checks(cfg: Config) -> list[Check]:
     out.append(
         _ok("model", f"{resolved.ref}: window {window} tokens, output budget {budget or 'auto'}")
     )
+    window_check = _window_check(p, resolved.model, key)
+    if window_check is not None:
+        out.append(window_check)
     url = p.base_url or p.request_url or p.chat_url
     if p.api_key_env and not key:
         out.append(Check("provider", "warn", f"{url}: not contacted without a key"))
@@ -115,6 +120,32 @@ def _provider_checks(cfg: Config) -> list[Check]:
             Check("provider", "fail", f"{url}: {plain_words(err)}", "check base_url and the key")
         )
     return out
+
+
+def _window_check(p: Any, model: str, key: str) -> Check | None:
+    """Configured and served window of a local server (None when it is not asked)."""
+    from reasonix.agent.window import ContextWindow
+    from reasonix.provider.probe import probe_window, should_probe
+
+    if not should_probe(p):
+        return None
+    auth = {"x-api-key": key} if p.kind == "anthropic" else {"Authorization": f"Bearer {key}"}
+    found = probe_window(p, model, headers={**(auth if key else {}), **p.headers})
+    configured = p.context_window_for(model)
+    if found is None or not (found.tokens or found.trained):
+        return Check(
+            "window",
+            "ok",
+            f"configured {configured} tokens; the server does not say what it serves",
+        )
+    window = ContextWindow(configured)
+    window.learn_served(found.tokens or found.trained, found.source, hint=found.hint)
+    served = window.served
+    detail = f"configured {configured} tokens, served {served} ({found.source})"
+    if window.limit < configured:
+        fix = f"set context_window = {window.limit}, or {found.hint}" if found.hint else ""
+        return Check("window", "warn", detail + f"; {window.limit} is used", fix)
+    return _ok("window", detail)
 
 
 def _sandbox_check(cfg: Config, workspace: Path) -> Check:

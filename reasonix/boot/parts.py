@@ -1,4 +1,4 @@
-"""The model side of a runtime: provider, tool registry, price, context manager, budget."""
+"""The model side of a runtime: provider, tool registry, price, window, context, budget."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from reasonix.agent.budget import OutputBudget
 from reasonix.agent.memory.wiring import MEMORY_TOOL_NAMES
 from reasonix.agent.session import Session
+from reasonix.agent.window import ContextWindow
 from reasonix.config.model import Config, ResolvedModel
 from reasonix.errors import ConfigError
 from reasonix.tool import Registry, ToolContext
@@ -29,6 +30,7 @@ __all__ = [
     "build_registry",
     "context_for",
     "price_for_model",
+    "window_for",
 ]  # fmt: skip
 
 SUBAGENT_TOOLS = ("task", "read_only_task", "fleet", "parallel_tasks")  # SUB-28
@@ -79,22 +81,50 @@ def price_for_model(resolved: ResolvedModel) -> dict[str, Any] | None:
     return dataclasses.asdict(price) if price is not None else None
 
 
+def window_for(resolved: ResolvedModel, provider: Any) -> ContextWindow:
+    """The model's context window; a local server is asked for its real one meanwhile.
+
+    The probe (:mod:`reasonix.provider.probe`) runs on a background thread
+    while the rest of the runtime is built, only for servers on this machine
+    or network (or ``probe_window = true``); the first request waits for it
+    at most a second, and a silent or absent endpoint changes nothing.
+    """
+    from reasonix.provider.probe import probe_window, should_probe
+
+    p, model = resolved.provider, resolved.model
+    window = ContextWindow(p.context_window_for(model))
+    if not should_probe(p):
+        return window
+    headers: dict[str, str] = {}
+    with contextlib.suppress(Exception):  # the key was required already; never fail here
+        headers = dict(provider.headers())
+    window.start_probe(
+        lambda: probe_window(p, model, headers=headers),
+        reprobe=lambda: probe_window(p, model, headers=headers, only_ollama_ps=True),
+    )
+    return window
+
+
 def context_for(
-    cfg: Config, resolved: ResolvedModel, provider: Any, system: str, reg: Registry, s: Session
+    cfg: Config,
+    resolved: ResolvedModel,
+    provider: Any,
+    system: str,
+    reg: Registry,
+    s: Session,
+    window: ContextWindow | None = None,
 ) -> Any:
     """The session's context manager (compaction over the transcript's projection)."""
     from reasonix.agent.context import ContextManager
     from reasonix.provider.types import ToolSchema
 
-    window = resolved.provider.context_window_for(resolved.model)
+    size = window or ContextWindow(resolved.provider.context_window_for(resolved.model))
     tools = [ToolSchema(**t) for t in reg.schemas()]
-    return ContextManager(
-        provider, resolved.model, window, cfg.agent.compact_ratio, system, tools, s
-    )
+    return ContextManager(provider, resolved.model, size, cfg.agent.compact_ratio, system, tools, s)
 
 
-def budget_for(resolved: ResolvedModel) -> OutputBudget:
-    """The session's output budget (PROV-11…15, D10)."""
+def budget_for(resolved: ResolvedModel, window: ContextWindow | None = None) -> OutputBudget:
+    """The session's output budget (PROV-11…15, D10), bounded by the shared window."""
     from reasonix.provider.base import host_of
 
     p, model = resolved.provider, resolved.model
@@ -102,7 +132,7 @@ def budget_for(resolved: ResolvedModel) -> OutputBudget:
         p.max_output_tokens_for(model),
         kind=p.kind,
         host=host_of(p.request_url or p.chat_url or p.base_url),
-        context_window=p.context_window_for(model),
+        context_window=window or p.context_window_for(model),
     )
 
 

@@ -31,6 +31,7 @@ from reasonix.agent.memory.recall import Recaller
 from reasonix.agent.memory.wiring import controller_tools, memory_extra, tool_result_capability
 from reasonix.agent.prompt import system_prompt
 from reasonix.agent.session import Session
+from reasonix.agent.window import ContextWindow
 from reasonix.config.model import Config, ResolvedModel
 from reasonix.tool import Registry, ToolContext
 
@@ -43,6 +44,7 @@ from .parts import (
     context_for,
     hooks_for,
     price_for_model,
+    window_for,
 )
 from .permissions import build_gate, tool_context
 from .plugins import start_plugins
@@ -78,6 +80,7 @@ class Runtime:
         current: list[Session],
         ablate: list[str],
         notices: list[str],
+        window: ContextWindow | None = None,
     ) -> None:
         self.options, self.config, self.resolved = options, config, resolved
         self.workspace, self.provider, self.registry = workspace, provider, registry
@@ -86,6 +89,11 @@ class Runtime:
         self._current = current
         self.ablate, self.notices = ablate, notices
         self.price: dict[str, Any] | None = price_for_model(resolved)
+        # Configured and served context window (``/status``, ``doctor``, ``run --json``);
+        # it belongs to the model server, so /new and /resume keep it.
+        self.window: ContextWindow = window or ContextWindow(
+            resolved.provider.context_window_for(resolved.model)
+        )
         self.mcp: Any = None  # the McpManager when MCP servers are configured
         self.checkpoints = checkpoints_for(workspace)
         if self.checkpoints is not None:
@@ -148,7 +156,7 @@ class Runtime:
         system = str(s.meta.get("system") or self.meta["system"])  # stable across resumes
         self._current[0] = s
         cfg, resolved = self.config, self.resolved
-        context = context_for(cfg, resolved, self.provider, system, self.registry, s)
+        context = context_for(cfg, resolved, self.provider, system, self.registry, s, self.window)
         context.before_summary = self._pre_compact
         return Agent(
             self.provider,
@@ -164,7 +172,7 @@ class Runtime:
             effort=cfg.agent.effort,
             instructions=self.instructions,
             context=context,
-            budget=budget_for(resolved),
+            budget=budget_for(resolved, self.window),
             recall=self.recaller.recall_suffix,
             hooks=self.hooks,
         )
@@ -201,6 +209,7 @@ class Runtime:
         provider = build_provider(resolved)
         effort = self.agent.effort
         self.resolved, self.provider = resolved, provider
+        self.window = window_for(resolved, provider)
         self.price = price_for_model(resolved)
         self.meta["model"] = resolved.ref
         telemetry = self.agent.telemetry
@@ -238,6 +247,9 @@ def build_runtime(options: RuntimeOptions) -> Runtime:
     cfg = config_mod.load(workspace, options.config_flags(workspace))
     resolved = cfg.default_resolved()  # its errors name the file that set default_model
     provider = options.provider or build_provider(resolved)
+    # A local server is asked for its window while the rest is built; an injected
+    # provider (replay) is no server to ask.
+    window = window_for(resolved, provider) if options.provider is None else None
     registry = build_registry(cfg, ablate)
     add_dirs = [Path(p) for p in cfg.sandbox.allow_write]
     meta = {"system": system_prompt(workspace, add_dirs), "model": resolved.ref}
@@ -262,7 +274,7 @@ def build_runtime(options: RuntimeOptions) -> Runtime:
             options=options, config=cfg, resolved=resolved, workspace=workspace,
             provider=provider, registry=registry, gate=gate, tool_ctx=ctx, approver=approver,
             meta=meta, instructions=instructions, recaller=Recaller(memory), current=current,
-            ablate=ablate, notices=notices,
+            ablate=ablate, notices=notices, window=window,
         )  # fmt: skip
     except BaseException:
         if mcp is not None:

@@ -126,6 +126,7 @@ class RunOutcome:
     reason: str = ""  # complete | max_steps | cancelled | error
     error: str = ""
     error_type: str = ""
+    error_kind: str = ""  # errors.classify(): "context.exhausted", "provider.transient", …
     num_turns: int = 0
     session_id: str = ""
     model: str = ""
@@ -165,6 +166,8 @@ def result_object(
     }
     if outcome.error:
         obj["error"] = {"type": outcome.error_type, "message": outcome.error}
+        if outcome.error_kind:
+            obj["error"]["kind"] = outcome.error_kind
     obj.update(telemetry.counters)
     obj.update(outcome.extra)
     return obj

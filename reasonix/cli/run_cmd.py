@@ -41,7 +41,7 @@ from reasonix.cancel import Cancel
 from reasonix.cli.output import EventLog, RunOutcome, event_json, redacted_event, result_object
 from reasonix.cli.safe_text import json_line, printable
 from reasonix.cli.setup_run import add_run_flags, build, read_prompt
-from reasonix.errors import Cancelled, ConfigError, ReasonixError, UsageError
+from reasonix.errors import Cancelled, ConfigError, ReasonixError, UsageError, classify
 
 __all__ = ["configure", "execute"]
 
@@ -148,11 +148,14 @@ def execute(args: argparse.Namespace) -> int:
         code = 0 if outcome.ok else 1
     except (ConfigError, UsageError) as err:
         outcome.reason, outcome.error, outcome.error_type = "error", str(err), type(err).__name__
+        outcome.error_kind = classify(err)
         code = 2
     except Cancelled as err:  # e.g. Ctrl-C / SIGTERM during `--compact`
         outcome.reason, outcome.error, outcome.error_type = "cancelled", str(err), "Cancelled"
+        outcome.error_kind = classify(err)
     except ReasonixError as err:
         outcome.reason, outcome.error, outcome.error_type = "error", str(err), type(err).__name__
+        outcome.error_kind = classify(err)
     except KeyboardInterrupt:
         outcome.reason, outcome.error, outcome.error_type = "cancelled", "interrupted", "Cancelled"
     except BrokenPipeError:
@@ -164,6 +167,8 @@ def execute(args: argparse.Namespace) -> int:
         if setup is not None:
             setup.close()
         guard.__exit__()
+    if setup is not None:  # what the server serves, once learned (probe or refusal)
+        outcome.extra["context_window"] = setup.window.report()
     duration = int((time.monotonic() - started) * 1000)
     result = result_object(outcome, telemetry, duration, price)
     log.write({"event": "run_end", "subtype": result["subtype"], "duration_ms": duration,
@@ -261,6 +266,7 @@ def _collect(event: Event, outcome: RunOutcome) -> None:
     elif isinstance(event, Error):
         outcome.reason, outcome.error = "error", event.message
         outcome.error_type = type(event.error).__name__
+        outcome.error_kind = classify(event.error)
 
 
 def _emit_line(obj: dict[str, Any] | None, stream: IO[str] | None = None) -> None:
@@ -277,7 +283,7 @@ def _show_text(event: Event) -> None:
         sys.stdout.flush()
     elif isinstance(event, ToolStart):
         sys.stderr.write(f"\n· {printable(event.name, keep_newlines=False)}\n")
-    elif isinstance(event, Notice) and event.kind == "compaction":
+    elif isinstance(event, Notice) and event.kind in ("compaction", "context_window"):
         sys.stderr.write(printable(f"[{event.text}]") + "\n")
     elif isinstance(event, ToolEnd) and event.is_error:
         first = event.content.strip().splitlines()[0] if event.content.strip() else ""

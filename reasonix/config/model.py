@@ -52,6 +52,9 @@ class ProviderConfig:
     model_overrides: dict[str, ModelOverride] = field(default_factory=dict)
     extra_body: dict[str, Any] = field(default_factory=dict)
     web_search: bool = False
+    # ask the server for its real context window at start-up: None = only servers on
+    # this machine or network, True = any, False = never (provider.probe.should_probe)
+    probe_window: bool | None = None
     headers: dict[str, str] = field(default_factory=dict)
     # price per million tokens: {"input":…, "output":…, "cache_read":…, "currency": "USD"}
     prices: dict[str, dict[str, Any]] = field(default_factory=dict)

@@ -32,6 +32,7 @@ _FIELDS = {
     "model_overrides": "dict",
     "extra_body": "dict",
     "web_search": "bool",
+    "probe_window": "bool",
     "headers": "dict[str]",
     "prices": "dict",
 }

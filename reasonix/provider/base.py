@@ -15,7 +15,7 @@ from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 from reasonix.cancel import Cancel
-from reasonix.errors import MissingAPIKey, ProviderAPIError, ProviderStreamError
+from reasonix.errors import MissingAPIKey, ProviderAPIError, ProviderError, ProviderStreamError
 from reasonix.provider.http import HTTPClient, StreamResponse, vendor_message
 from reasonix.provider.sse import ServerSentEvent, SSEDecoder
 from reasonix.provider.types import Chunk, Request, ToolCall
@@ -63,9 +63,19 @@ def load_event(event: ServerSentEvent, where: str) -> Any:
         raise ProviderStreamError(f"{where}: malformed event data: {snippet!r}") from None
 
 
-def stream_error(where: str, obj: Any) -> ProviderStreamError:
-    """A vendor's in-stream error event as a typed error."""
-    message = vendor_message(json.dumps(obj))
+def stream_error(where: str, obj: Any) -> ProviderError:
+    """A vendor's in-stream error event as a typed error.
+
+    A context overflow reported as an event (LM Studio answers 200 and then
+    ``event: error`` "Input does not fit in context length …") becomes the
+    same :class:`ProviderAPIError` a 400 would have been, so the session
+    learns the window and compacts instead of failing on a broken stream.
+    """
+    body = json.dumps(obj, ensure_ascii=False)
+    message = vendor_message(body)
+    overflow = ProviderAPIError(400, message, body=body)
+    if overflow.is_context_overflow:
+        return overflow
     return ProviderStreamError(f"{where}: error from the server mid-stream: {message}")
 
 

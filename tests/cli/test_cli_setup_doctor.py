@@ -1,7 +1,7 @@
 """``reasonix setup --preset …`` and ``reasonix doctor`` against loopback servers.
 
-Real parts: the fake OpenAI-compatible server (GET /models is answered by a
-scripted 200 body), real files under the per-test home, the real CLI in a
+Real parts: the fake OpenAI-compatible server (GET /models is answered from
+its ``meta`` routes), real files under the per-test home, the real CLI in a
 subprocess so exit codes and stdout are what a script sees.
 """
 
@@ -16,14 +16,14 @@ from pathlib import Path
 
 import pytest
 import tomllib
-from fakes import FakeServer, Fault
+from fakes import FakeServer
 
 from reasonix.config.setup_plan import apply_setup, plan_setup
 from reasonix.config.tomledit import upsert_array_entry
 from reasonix.errors import UsageError
 
 ROOT = Path(__file__).resolve().parents[2]
-MODELS = json.dumps({"object": "list", "data": [{"id": "m-small"}, {"id": "m-large"}]})
+MODELS = {"object": "list", "data": [{"id": "m-small"}, {"id": "m-large"}]}
 
 
 def _cli(args: list[str], cwd: Path, stdin: str = "") -> subprocess.CompletedProcess[str]:
@@ -40,12 +40,13 @@ def _home() -> Path:
 
 
 def test_scripted_setup_stores_the_key_only_in_the_env_file(tmp_path: Path) -> None:
-    with FakeServer("openai", [Fault.status(200, body=MODELS)]) as srv:
+    with FakeServer("openai", meta={"GET /v1/models": MODELS}) as srv:
         out = _cli(["setup", "--preset", "openai-compatible", "--base-url", f"{srv.url}/v1",
                     "--key-stdin"], tmp_path, "sk-secret-123\n")  # fmt: skip
         assert out.returncode == 0, out.stderr
-        assert srv.requests[0].method == "GET" and srv.requests[0].path == "/v1/models"
-        assert srv.requests[0].header("authorization") == "Bearer sk-secret-123"
+        got = srv.meta_requests[0]
+        assert got.method == "GET" and got.path == "/v1/models"
+        assert got.header("authorization") == "Bearer sk-secret-123"
     env_file = _home() / ".env"
     assert stat.S_IMODE(env_file.stat().st_mode) == 0o600
     assert "CUSTOM_API_KEY=sk-secret-123" in env_file.read_text()
@@ -57,7 +58,8 @@ def test_scripted_setup_stores_the_key_only_in_the_env_file(tmp_path: Path) -> N
 
 
 def test_a_rejected_key_is_said_plainly_and_nothing_is_written(tmp_path: Path) -> None:
-    with FakeServer("openai", [Fault.status(401, message="bad key")]) as srv:
+    refusal = (401, {"error": {"message": "bad key", "type": "invalid_request_error"}})
+    with FakeServer("openai", meta={"GET /models": refusal}) as srv:
         out = _cli(["setup", "--preset", "openai-compatible", "--base-url", srv.url,
                     "--key-stdin", "--model", "x"], tmp_path, "sk-wrong\n")  # fmt: skip
     assert out.returncode == 1
@@ -145,7 +147,7 @@ def test_doctor_names_each_problem_and_its_fix(tmp_path: Path) -> None:
 
 
 def test_doctor_passes_on_a_good_setup(tmp_path: Path) -> None:
-    with FakeServer("openai", [Fault.status(200, body=MODELS)]) as srv:
+    with FakeServer("openai", meta={"GET /models": MODELS}) as srv:
         (tmp_path / "reasonix.toml").write_text(
             'default_model = "fake/m-small"\n[sandbox]\nbash = "off"\n'
             f'[[providers]]\nname = "fake"\nkind = "openai"\nbase_url = "{srv.url}"\n'

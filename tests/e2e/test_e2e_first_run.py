@@ -2,12 +2,11 @@
 wizard, and a minute of typing later the chat answers from a loopback server.
 
 Real parts: the built .pyz in a real terminal (tmux), the fake OpenAI-compatible
-server (GET /models, then a streamed chat answer).
+server (GET /models from its metadata routes, then a streamed chat answer).
 """
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import stat
@@ -18,9 +17,9 @@ import uuid
 from pathlib import Path
 
 import pytest
-from fakes import FakeServer, Fault, Turn
+from fakes import FakeServer, Turn
 
-MODELS = json.dumps({"data": [{"id": "local-coder"}]})
+MODELS = {"data": [{"id": "local-coder"}]}
 
 
 def _tmux(sock: str, *args: str) -> str:
@@ -49,8 +48,8 @@ def test_wizard_then_a_working_chat(pyz: Path, tmp_path: Path) -> None:
     sock = f"rx-{uuid.uuid4().hex[:8]}"
     env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "TERM": "xterm-256color",
            "REASONIX_HOME": str(home), "LANG": "C.UTF-8"}  # fmt: skip
-    script = [Fault.status(200, body=MODELS), Turn.text_only("Hello from the local server.")]
-    with FakeServer("openai", script) as srv:
+    script = [Turn.text_only("Hello from the local server.")]
+    with FakeServer("openai", script, meta={"GET /v1/models": MODELS}) as srv:
         cmd = " ".join(["env", "-i", *(f"{k}={v}" for k, v in env.items()),
                         sys.executable, str(pyz), "--plain"])  # fmt: skip
         _tmux(sock, "new-session", "-d", "-s", "t", "-x", "100", "-y", "30", "-c", str(ws), cmd)
@@ -73,8 +72,8 @@ def test_wizard_then_a_working_chat(pyz: Path, tmp_path: Path) -> None:
             _wait_for(sock, "Hello from the local server.")
         finally:
             _tmux(sock, "kill-server")
-        assert srv.requests[1].header("authorization") == "Bearer sk-typed-secret"
-        assert srv.requests[1].json["model"] == "local-coder"
+        assert srv.requests[0].header("authorization") == "Bearer sk-typed-secret"
+        assert srv.requests[0].json["model"] == "local-coder"
     env_file = home / ".env"
     assert stat.S_IMODE(env_file.stat().st_mode) == 0o600
     assert "sk-typed-secret" in env_file.read_text()

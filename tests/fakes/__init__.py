@@ -10,7 +10,17 @@ Usage::
 
 from __future__ import annotations
 
+from fakes import dialects
 from fakes.script import Fault, Step, ToolSpec, Turn, step_from_dict
 from fakes.server import FakeServer, RecordedRequest
 
-__all__ = ["FakeServer", "Fault", "RecordedRequest", "Step", "ToolSpec", "Turn", "step_from_dict"]
+__all__ = [
+    "FakeServer",
+    "Fault",
+    "RecordedRequest",
+    "Step",
+    "ToolSpec",
+    "Turn",
+    "dialects",
+    "step_from_dict",
+]

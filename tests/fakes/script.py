@@ -122,11 +122,12 @@ def split_text(text: Text) -> list[str]:
 
 @dataclass
 class Fault:
-    """A non-streamed answer: an error status, a reset, or a stall.
+    """A non-streamed answer: an error status, a reset, a stall, or a raw stream.
 
     ``kind`` is one of ``status`` (``code``, ``retry_after``, ``message``,
     ``body``), ``reset`` (close the socket with RST before any byte),
-    ``stall`` (say nothing for ``seconds``, then close).
+    ``stall`` (say nothing for ``seconds``, then close), ``sse`` (HTTP 200
+    with ``body`` as the event stream, verbatim: a server's own error event).
     """
 
     kind: str
@@ -162,6 +163,11 @@ class Fault:
     def stall(cls, seconds: float) -> Fault:
         """Read the request and say nothing for ``seconds`` (or until shutdown)."""
         return cls("stall", seconds=seconds)
+
+    @classmethod
+    def sse(cls, body: str) -> Fault:
+        """HTTP 200 whose event stream is ``body`` verbatim (e.g. an ``event: error``)."""
+        return cls("sse", code=200, body=body)
 
     @classmethod
     def context_overflow(cls) -> Fault:

@@ -2,6 +2,8 @@
 
 ``FakeServer(kind, script)`` listens on 127.0.0.1 (port 0 = a free port),
 answers every POST with the next script step and records every request.
+GETs and the metadata POSTs a client sends at start-up (``/api/show``) are
+answered from ``meta`` (404 when absent) and never consume the script.
 It is a context manager; leaving it stops slow drips and joins the handler
 threads, so no socket outlives the ``with`` block.
 """
@@ -23,6 +25,8 @@ from fakes.wire import KINDS, error_body, error_event, render, request_id_header
 __all__ = ["FakeServer", "RecordedRequest"]
 
 _GARBAGE = b"data: {this is not json\n\n"
+# POSTs that read server metadata (Ollama's model info): answered from ``meta``.
+META_POSTS = frozenset({"/api/show"})
 
 
 @dataclass
@@ -66,7 +70,8 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         self.server.fake._handle(self)
 
-    do_GET = do_POST
+    def do_GET(self) -> None:
+        self.server.fake._handle(self)
 
 
 class FakeServer:
@@ -77,7 +82,9 @@ class FakeServer:
     ``fragment`` splits every write into pieces of that many bytes, flushed
     separately, so clients see events and UTF-8 sequences cut across reads.
     ``tls`` (a server-side ``ssl.SSLContext``) serves HTTPS; :attr:`url` then
-    starts with ``https://``.
+    starts with ``https://``. ``meta`` maps ``"GET /props"`` (method, path
+    without the query) to a JSON-ready answer, or to ``(status, answer)``;
+    those requests are recorded in :attr:`meta_requests`, not :attr:`requests`.
     """
 
     def __init__(
@@ -90,11 +97,14 @@ class FakeServer:
         host: str = "127.0.0.1",
         port: int = 0,
         tls: ssl.SSLContext | None = None,
+        meta: dict[str, Any] | None = None,
     ) -> None:
         if kind not in KINDS:
             raise ValueError(f"unknown fake kind {kind!r}")
         self.kind = kind
         self.script: list[Step] = list(script or [])
+        self.meta: dict[str, Any] = dict(meta or {})
+        self.meta_requests: list[RecordedRequest] = []
         self.chunked = chunked
         self.fragment = fragment
         self.requests: list[RecordedRequest] = []
@@ -199,6 +209,14 @@ class FakeServer:
             body=body,
             json=parsed,
         )
+        key = f"{h.command} {h.path.split('?', 1)[0]}"
+        if h.command != "POST" or key in self.meta or key.split(" ", 1)[1] in META_POSTS:
+            with self._lock:
+                self.meta_requests.append(rec)
+                answer = self.meta.get(key)
+            h.close_connection = True
+            self._send_meta(h, answer)
+            return
         with self._lock:
             self.requests.append(rec)
             n = len(self.requests)
@@ -213,6 +231,18 @@ class FakeServer:
             self._fault(h, step, rid)
         else:
             self._stream(h, step, rid)
+
+    def _send_meta(self, h: _Handler, answer: Any) -> None:
+        status, obj = answer if isinstance(answer, tuple) else (200, answer)
+        if answer is None:
+            status, obj = 404, {"error": "not found"}
+        data = json.dumps(obj).encode()
+        h.send_response(status)
+        h.send_header("Content-Type", "application/json")
+        h.send_header("Content-Length", str(len(data)))
+        h.send_header("Connection", "close")
+        h.end_headers()
+        h.wfile.write(data)
 
     def _send_error(self, h: _Handler, f: Fault, rid: str) -> None:
         data = error_body(self.kind, f)
@@ -235,6 +265,8 @@ class FakeServer:
             h.connection.close()
         elif f.kind == "stall":
             self._stop.wait(f.seconds)
+        elif f.kind == "sse":
+            self._raw_stream(h, (f.body or "").encode(), rid)
         else:
             raise ValueError(f"unknown fault kind {f.kind!r}")
 
@@ -249,6 +281,16 @@ class FakeServer:
         if t.cut_after is not None:
             events, cut = events[: t.cut_after], True
         return events, cut
+
+    def _raw_stream(self, h: _Handler, data: bytes, rid: str) -> None:
+        """A 200 event stream carrying ``data`` verbatim (a server's own error event)."""
+        h.send_response(200)
+        h.send_header("Content-Type", "text/event-stream")
+        h.send_header(request_id_header(self.kind), rid)
+        h.send_header("Content-Length", str(len(data)))
+        h.send_header("Connection", "close")
+        h.end_headers()
+        h.wfile.write(data)
 
     def _stream(self, h: _Handler, t: Turn, rid: str) -> None:
         events, cut = self._events(t)

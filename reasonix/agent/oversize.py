@@ -1,0 +1,208 @@
+"""Input that cannot fit the context window: the rules, as pure functions.
+
+Every way a large text enters a session is bounded here, so a session can
+never reach a state that no compaction can repair:
+
+- a **new user message** is checked before it is added
+  (:func:`admission_limit`): one that alone, with the system prompt and the
+  tools, does not fit the window is refused with
+  :class:`~reasonix.errors.InputTooLarge` and never enters the transcript;
+- a **tool call** whose arguments take more than half the window
+  (:func:`call_too_large`) is not run: the transcript keeps a short marked
+  placeholder (:func:`omitted_call`) and the model gets a tool error it can
+  react to (:func:`call_refusal`);
+- a **summary request** never carries a message larger than its share of
+  the request's budget (:func:`fit_prefix`): such a message is cut to a
+  marked head and tail, and when the prefix is still too large its oldest
+  messages are left out, with a marker saying so.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from reasonix.agent.tokens import estimate_large
+from reasonix.provider.budget import MIN_USEFUL_OUTPUT
+from reasonix.provider.types import Message, Role, ToolCall
+
+__all__ = [
+    "CUT_MARKER",
+    "MIN_SUMMARY_INPUT",
+    "UNBOUNDED_TOKENS",
+    "Fitted",
+    "admission_limit",
+    "call_refusal",
+    "call_too_large",
+    "fit_prefix",
+    "omitted_call",
+    "summary_output_cap",
+    "summary_reserve",
+    "too_large_text",
+]
+
+# With no window known at all (context_window = 0 and nothing served), a message
+# of more tokens than the largest windows offered anywhere is still refused.
+UNBOUNDED_TOKENS = 2 * 1024 * 1024
+SUMMARY_OUTPUT_CAP = 8192  # D9: the summary's own output cap (compaction.SUMMARY_MAX_TOKENS)
+MIN_SUMMARY_INPUT = 256  # tokens of conversation a summary request must have room for
+CUT_MARKER = "[... {n} characters cut: this message is too large for the summary request ...]"
+_OMITTED_INTRO = "[{n} earlier messages (about {t} tokens) are left out of this summary: "
+_OMITTED = (
+    _OMITTED_INTRO + "they do not fit the model's context window. The full transcript is "
+    "still stored locally; the `history` tool searches it.]"
+)
+
+
+def admission_limit(window: int) -> int:
+    """Tokens a request may take and still leave the model room to answer."""
+    if window <= 0:
+        return UNBOUNDED_TOKENS
+    return window - min(MIN_USEFUL_OUTPUT, window // 8)
+
+
+def too_large_text(*, message_tokens: int, fixed_tokens: int, window: int, sent: bool) -> str:
+    """The words of an :class:`~reasonix.errors.InputTooLarge` (what, how big, what to do)."""
+    where = f"the model's window is {window} tokens" if window > 0 else "no model takes that much"
+    if fixed_tokens >= admission_limit(window):
+        return (
+            f"the system prompt and tool definitions alone are about {fixed_tokens} tokens; "
+            f"{where} — use a larger window or fewer tools (MCP servers)"
+        )
+    refused = "the server refused it; " if sent else ""
+    return (
+        f"your message is about {message_tokens} tokens; {where} — {refused}it was not "
+        "added to the session: send a shorter message (or point to a file instead of pasting it)"
+    )
+
+
+def call_too_large(call: ToolCall, window: int, ratio: float) -> int:
+    """The argument size in tokens when it takes more than half the window, else 0."""
+    if len(call.arguments) < 1024:  # the common case, without estimating
+        return 0
+    tokens = math.ceil(ratio * estimate_large(call.arguments))
+    limit = window // 2 if window > 0 else UNBOUNDED_TOKENS
+    return tokens if tokens > limit else 0
+
+
+def omitted_call(call: ToolCall, tokens: int) -> ToolCall:
+    """The call as the transcript keeps it: valid JSON that says what was dropped."""
+    note = f"{len(call.arguments)} characters (about {tokens} tokens) of arguments omitted"
+    return replace(call, arguments=json.dumps({"omitted": note}))
+
+
+def call_refusal(call: ToolCall, tokens: int, window: int) -> str:
+    """The tool error the model reads instead of a result."""
+    what = f"half of the model's {window}-token context window" if window > 0 else "any model takes"
+    return (
+        f"{call.name}: not run: its arguments are about {tokens} tokens, more than {what}, "
+        "so they were not kept. Do the same work in smaller calls (for example write a large "
+        "file in several parts)."
+    )
+
+
+def summary_reserve(window: int) -> int:
+    """Output room a summary request keeps free in ``window``: 1/8 of it, 1024…8192."""
+    return min(SUMMARY_OUTPUT_CAP, max(MIN_USEFUL_OUTPUT, window // 8))
+
+
+def summary_output_cap(window: int, prompt_tokens: int) -> int:
+    """The summary's ``max_tokens``: 8192 (D9), or the room the window has left."""
+    if window <= 0:
+        return SUMMARY_OUTPUT_CAP
+    return max(1, min(SUMMARY_OUTPUT_CAP, window - prompt_tokens))
+
+
+@dataclass
+class Fitted:
+    """A summary prefix made to fit: the messages plus what was changed on the way."""
+
+    messages: list[Message]
+    tokens: int = 0  # their calibrated size
+    cut: int = 0  # messages shortened to a marked head and tail
+    dropped: int = 0  # oldest messages left out (a marker message says so)
+
+    @property
+    def changed(self) -> bool:
+        """True when the prefix differs from the messages it was built from."""
+        return bool(self.cut or self.dropped)
+
+
+def _cut(text: str, keep: int) -> str:
+    if len(text) <= keep:
+        return text
+    head = keep * 3 // 4
+    tail = keep - head
+    marker = CUT_MARKER.format(n=len(text) - keep)
+    return f"{text[:head]}\n{marker}\n{text[len(text) - tail :]}"
+
+
+def _shrink(msg: Message, size: int, target: int) -> Message:
+    """``msg`` cut to about ``target`` tokens (content, reasoning and call arguments alike)."""
+    share = max(0.0, min(1.0, target / max(1, size)))
+
+    def keep(text: str) -> int:
+        return max(256, int(len(text) * share))
+
+    calls = [
+        replace(tc, arguments=json.dumps({"cut_arguments": _cut(tc.arguments, keep(tc.arguments))}))
+        if len(tc.arguments) > keep(tc.arguments)
+        else tc
+        for tc in msg.tool_calls
+    ]
+    return replace(
+        msg,
+        content=_cut(msg.content, keep(msg.content)),
+        reasoning=_cut(msg.reasoning, keep(msg.reasoning)),
+        tool_calls=calls,
+    )
+
+
+def fit_prefix(
+    messages: Sequence[Message], sizes: Sequence[int], budget: int, *, pinned: int = 0
+) -> Fitted:
+    """The prefix of a summary request, made to fit ``budget`` tokens.
+
+    ``sizes`` are the messages' calibrated token sizes; the first ``pinned``
+    messages (an earlier digest) are never left out. A message larger than a
+    third of the budget is cut first; then the oldest unpinned messages are
+    left out until the rest fits (never leaving a tool result without its
+    call), and a marker message takes their place.
+    """
+    out = list(messages)
+    sized = list(sizes)
+    fitted = Fitted(out)
+    cap = max(1, budget // 3)
+    for i, size in enumerate(sized):
+        if size > cap:
+            out[i] = _shrink(out[i], size, cap // 2)
+            sized[i] = max(1, math.ceil(size * _ratio(messages[i], out[i])))
+            fitted.cut += 1
+    start = pinned
+    total = sum(sized)
+    while total > budget and start < len(out):
+        total -= sized[start]
+        start += 1
+        while start < len(out) and out[start].role is Role.TOOL:  # results go with their call
+            total -= sized[start]
+            start += 1
+    dropped = start - pinned
+    if dropped:
+        omitted = sum(sizes[pinned:start])
+        marker = Message(Role.USER, _OMITTED.format(n=dropped, t=omitted))
+        out = [*out[:pinned], marker, *out[start:]]
+        fitted.dropped = dropped
+        total += 64  # the marker itself
+    fitted.messages, fitted.tokens = out, total
+    return fitted
+
+
+def _ratio(before: Message, after: Message) -> float:
+    """How much of a message's text is left after cutting (characters)."""
+
+    def length(m: Message) -> int:
+        return len(m.content) + len(m.reasoning) + sum(len(c.arguments) for c in m.tool_calls)
+
+    return length(after) / max(1, length(before))
