@@ -94,6 +94,8 @@ class Agent:
         self.context, self.budget = context, budget  # compaction projection; max_tokens rules
         self.recall = recall  # MEM-5: raw user text -> suffix for that turn (None: off)
         self.hooks = hooks  # the user's hook commands (SessionStart, UserPromptSubmit, Stop)
+        # notices to show before a turn (instructions or MCP servers changed since the start)
+        self.turn_notices: Callable[[], list[str]] | None = None
         self._session_started = False
         self.tools = [ToolSchema(**s) for s in registry.schemas()]  # frozen for the session
         self.telemetry = Telemetry()
@@ -133,6 +135,8 @@ class Agent:
         steps, self._watch = 0, ProgressWatch()
         try:
             self._close_dangling_calls()  # a previous turn closed mid-tools left calls open
+            for note in self.turn_notices() if self.turn_notices is not None else ():
+                yield Notice("cache_break", note)
             for note in self._start_turn(user_input):
                 yield Notice("hook", note)
             stop_hook_active = False

@@ -195,6 +195,25 @@ class RuntimeCommandHost:
         self.rt.resume(path)
         return self.rt.session.id
 
+    # -- cache-break forecasts ---------------------------------------------------------
+    def cache_break(self, reason: str, target: str = "") -> str:
+        """What ``reason`` would cost in lost prompt cache, to confirm first ("" = no question)."""
+        from reasonix.boot.parts import price_for_model
+
+        rt = self.rt
+        if not rt.config.ui.confirm_cache_break or not rt.telemetry.per_request:
+            return ""
+        price = None
+        if reason == "model":
+            resolved = rt.config.resolve_model(target)
+            if resolved.ref == rt.resolved.ref:
+                return ""
+            price = price_for_model(resolved)
+        elif reason == "effort" and target == self.effort():
+            return ""
+        got = rt.cache_break(reason, price)
+        return got.text() if got.tokens > 0 else ""
+
     # -- rewind ------------------------------------------------------------------------
     def _store(self) -> Any:
         store = self.rt.checkpoints

@@ -21,6 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from reasonix.agent.cachebreak import CacheBreak, cached_prompt_tokens, forecast
 from reasonix.agent.checkpoints import TurnRecorder
 from reasonix.agent.events import Runner
 from reasonix.agent.execute import EventApprover
@@ -33,6 +34,7 @@ from reasonix.agent.prompt import system_prompt
 from reasonix.agent.session import Session
 from reasonix.agent.window import ContextWindow
 from reasonix.config.model import Config, ResolvedModel
+from reasonix.errors import ReasonixError
 from reasonix.tool import Registry, ToolContext
 
 from .options import RuntimeOptions
@@ -104,6 +106,10 @@ class Runtime:
             approver.notify = self._notify
         self.closers: list[Callable[[], None]] = []
         self.resumed = False
+        self.cache_breaks: list[CacheBreak] = []  # cache breaks taken (run --json)
+        self._config_stamp: tuple[float, ...] | None = None
+        self._seen_instructions = instructions
+        self._mcp_names = {s.name for s in config.mcp_servers if s.enabled}
         self.session: Session = current[0]
         self.agent: Agent = self._make_agent(self.session)
 
@@ -158,7 +164,7 @@ class Runtime:
         cfg, resolved = self.config, self.resolved
         context = context_for(cfg, resolved, self.provider, system, self.registry, s, self.window)
         context.before_summary = self._pre_compact
-        return Agent(
+        agent = Agent(
             self.provider,
             self.registry,
             s,
@@ -176,6 +182,8 @@ class Runtime:
             recall=self.recaller.recall_suffix,
             hooks=self.hooks,
         )
+        agent.turn_notices = self.drift
+        return agent
 
     def _switch_session(self, session: Session, resumed: bool) -> None:
         old = self.session
@@ -207,6 +215,8 @@ class Runtime:
         """
         resolved = self.config.resolve_model(ref)
         provider = build_provider(resolved)
+        if resolved.ref != self.resolved.ref:
+            self._note_break("model", price_for_model(resolved))
         effort = self.agent.effort
         self.resolved, self.provider = resolved, provider
         self.window = window_for(resolved, provider)
@@ -220,8 +230,60 @@ class Runtime:
 
     def set_effort(self, level: str) -> None:
         """Change the reasoning-effort hint from the next request on (``/effort``)."""
+        if level != self.agent.effort:
+            self._note_break("effort", self.price)
         self.config.agent.effort = level
         self.agent.effort = level
+
+    def cache_break(self, reason: str, price: dict[str, Any] | None = None) -> CacheBreak:
+        """The forecast of what ``reason`` would cost in lost prompt cache now."""
+        ctx = self.agent.context
+        estimate = int(ctx.estimate()) if ctx is not None else 0
+        tokens = cached_prompt_tokens(self.agent.telemetry.per_request, estimate)
+        return forecast(reason, tokens, self.price if price is None else price)
+
+    def drift(self) -> list[str]:
+        """Changes since this session started that a reload would pay for in cache (once each).
+
+        The loaded instructions stay in the first user turn, so editing REASONIX.md or
+        AGENTS.md does not change this session; the notice says what picking it up costs.
+        MCP servers added or removed in the config take effect in a new session likewise.
+        """
+        from reasonix import config as config_mod
+        from reasonix.agent.instructions import instruction_block, load_instructions
+        from reasonix.config import paths
+
+        out: list[str] = []
+        files = [paths.project_config_path(self.workspace), paths.project_mcp_path(self.workspace),
+                 paths.user_config_path()]  # fmt: skip
+        stamp = tuple(_mtime(p) for p in files)
+        if self._config_stamp is None:
+            self._config_stamp = stamp
+        if self.instructions and any(m.role.value == "user" for m in self.agent.history):
+            now = instruction_block(load_instructions(paths.home_dir(), self.workspace, Path.cwd()))
+            if now != self.instructions and now != self._seen_instructions:
+                self._seen_instructions = now
+                out.append(f"the instruction files changed since this session loaded them; it "
+                           f"keeps the loaded text. A new session (/new) picks them up: "
+                           f"{self.cache_break('instructions').text()}")  # fmt: skip
+        if stamp != self._config_stamp:
+            self._config_stamp = stamp
+            try:
+                names = {s.name for s in config_mod.load(self.workspace).mcp_servers if s.enabled}
+            except ReasonixError:
+                names = self._mcp_names
+            if names != self._mcp_names:
+                self._mcp_names = names
+                out.append(f"the MCP servers changed in the config; this session keeps its "
+                           f"tools. A new session (/new) uses them: "
+                           f"{self.cache_break('mcp').text()}")  # fmt: skip
+        return out
+
+    def _note_break(self, reason: str, price: dict[str, Any] | None) -> None:
+        """Record a cache break that is about to happen (``run --json`` ``cache_breaks``)."""
+        got = self.cache_break(reason, price)
+        if got.tokens > 0 and self.agent.telemetry.per_request:
+            self.cache_breaks.append(got)
 
     def set_mode(self, mode: str) -> str:
         """Change the permission posture (Shift-Tab, ``/mode``); returns the mode in force."""
@@ -283,7 +345,21 @@ def build_runtime(options: RuntimeOptions) -> Runtime:
         session.close()
         raise
     runtime.resumed = resumed
+    old_model = str(session.meta.get("model") or "")
+    if resumed and old_model and old_model != resolved.ref:
+        # the transcript was cached under another model: this run starts cold
+        ctx = runtime.context
+        tokens = int(ctx.estimate()) if ctx is not None else 0
+        if tokens:
+            runtime.cache_breaks.append(forecast("model", tokens, runtime.price))
     if mcp is not None:
         runtime.mcp = mcp
         runtime.closers.append(mcp.close)
     return runtime
+
+
+def _mtime(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return 0.0

@@ -164,6 +164,7 @@ def result_object(
         "cost": {"amount": cost.amount, "currency": cost.currency} if cost else "unknown",
         "total_cost_usd": cost.amount if cost and cost.currency == "USD" else None,
     }
+    obj["cache_breaks"] = []  # forecasts of prompt-cache losses this run took
     if outcome.error:
         obj["error"] = {"type": outcome.error_type, "message": outcome.error}
         if outcome.error_kind:

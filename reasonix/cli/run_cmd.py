@@ -138,6 +138,7 @@ def execute(args: argparse.Namespace) -> int:
         setup = build(args, interactive=False)
         telemetry, price = setup.telemetry, setup.price
         outcome.session_id, outcome.model = setup.session.id, setup.resolved.ref
+        outcome.extra["cache_breaks"] = [b.as_dict() for b in setup.cache_breaks]
         prompt, ref_notes = _with_references(setup, prompt)
         if fmt == "text" and not args.print_prompt:
             for note in [*setup.notices, *ref_notes]:

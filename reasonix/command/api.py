@@ -151,6 +151,11 @@ class CommandHost(Protocol):
         """``resources/read`` of one MCP resource, as text (REF-5)."""
         ...
 
+    def cache_break(self, reason: str, target: str = "") -> str:
+        """A forecast to confirm before ``reason`` (model, effort, clear) drops the prompt
+        cache; "" when nothing is cached, nothing changes, or confirmation is off."""
+        ...
+
     def rewind_points(self) -> list[PickerItem]:
         """The turns ``/rewind`` can go back to (value = turn number), plus "undo"."""
         ...

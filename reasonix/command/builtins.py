@@ -93,6 +93,13 @@ def _mcp_table(servers: Sequence[dict[str, Any]]) -> str:
     return "\n".join(rows)
 
 
+def _confirmed(args: str) -> tuple[str, bool]:
+    """``ARGS --yes`` (a confirmed cache break) -> (ARGS, True)."""
+    if args == "--yes" or args.endswith(" --yes"):
+        return args[: -len("--yes")].strip(), True
+    return args, False
+
+
 def _words(options: Sequence[str], typed: str) -> list[Completion]:
     return [Completion(o) for o in options if o.startswith(typed)]
 
@@ -136,8 +143,11 @@ def builtin_commands(
             return CommandResult(text=f"cleared; new session {host.clear()} (memory is kept)")
         if args:
             raise UsageError("usage: /clear (asks first)")
+        forecast = host.cache_break("clear")
+        note = f" ({forecast})" if forecast else ""
+        question = "Discard this conversation? It will not be saved; remembered facts stay"
         return CommandResult(
-            confirm="Discard this conversation? It will not be saved; remembered facts stay.",
+            confirm=f"{question}{note}.",
             confirm_command=CLEAR_CONFIRM,
         )
 
@@ -145,6 +155,14 @@ def builtin_commands(
         return CommandResult(text=host.compact(args))
 
     def effort(args: str) -> CommandResult:
+        args, sure = _confirmed(args)
+        if args and args.lower() not in (*EFFORT_LEVELS, *_EFFORT_CLEAR):
+            raise UsageError(f"unknown effort {args!r}; choose {', '.join(EFFORT_LEVELS)}, default")
+        if args and not sure and args.lower() not in _EFFORT_CLEAR:
+            forecast = host.cache_break("effort", args.lower())
+            if forecast:
+                return CommandResult(confirm=f"{forecast}. Change the effort?",
+                                     confirm_command=f"/effort {args} --yes")  # fmt: skip
         if not args:
             now = host.effort() or "default (the provider decides)"
             levels = ", ".join((*EFFORT_LEVELS, "default"))
@@ -158,6 +176,12 @@ def builtin_commands(
         return CommandResult(text=f"effort: {host.set_effort(level)} from the next request on")
 
     def model(args: str) -> CommandResult:
+        args, sure = _confirmed(args)
+        if args and not sure:
+            forecast = host.cache_break("model", args)
+            if forecast:
+                return CommandResult(confirm=f"{forecast}. Switch to {args}?",
+                                     confirm_command=f"/model {args} --yes")  # fmt: skip
         if args:
             before = host.status().get("model")
             ref = host.switch_model(args)

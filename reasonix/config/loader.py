@@ -71,6 +71,7 @@ SCALAR_KEYS: dict[str, dict[str, str]] = {
         "network": "bool",
     },
     "serve": {"auth_mode": "str", "behind_proxy": "bool"},
+    "ui": {"confirm_cache_break": "bool"},
 }
 # Lists that accumulate across layers instead of replacing: rules and paths
 # from the global file must survive a project file that adds its own.

@@ -153,6 +153,13 @@ class ServeConfig:
 
 
 @dataclass
+class UiConfig:
+    """``[ui]``: how the chat views behave."""
+
+    confirm_cache_break: bool = True  # ask before /model, /effort … drop the prompt cache
+
+
+@dataclass
 class McpServerConfig:
     """One ``[[mcp.servers]]`` / ``[[plugins]]`` / ``.mcp.json`` entry (not yet expanded)."""
 
@@ -183,6 +190,7 @@ class Config:
     permissions: PermissionsConfig = field(default_factory=PermissionsConfig)
     sandbox: SandboxConfig = field(default_factory=SandboxConfig)
     serve: ServeConfig = field(default_factory=ServeConfig)
+    ui: UiConfig = field(default_factory=UiConfig)
     mcp_servers: list[McpServerConfig] = field(default_factory=list)
     hooks: list[HookSpec] = field(default_factory=list)  # user scope first, then project
     # dotted key -> where its effective value came from ("flag", a file path, "default")

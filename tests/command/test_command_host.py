@@ -64,7 +64,10 @@ def test_every_builtin_acts_locally_and_sends_nothing(ws: Path) -> None:
             assert "1 requests" in status and "context" in status and "/ 128,000" in status
             assert "$" in status  # the configured price gives a cost
 
-            assert "high" in reg.run("/effort high").text and rt.agent.effort == "high"
+            ask = reg.run("/effort high")  # a cache break: asked first, with its forecast
+            assert "prompt tokens" in ask.confirm and ask.confirm_command == "/effort high --yes"
+            assert rt.agent.effort == ""
+            assert "high" in reg.run(ask.confirm_command).text and rt.agent.effort == "high"
             assert "effort: high" in reg.run("/effort").text
             assert reg.run("/effort ludicrous").error
             assert "default" in reg.run("/effort default").text and rt.agent.effort == ""
@@ -73,7 +76,9 @@ def test_every_builtin_acts_locally_and_sends_nothing(ws: Path) -> None:
             assert picker.picker_command == "/model"
             values = [i.value for i in picker.picker]
             assert "fake/fake-model" in values and "fake/other-model" in values
-            assert "fake/other-model" in reg.run("/model fake/other-model").text
+            ask = reg.run("/model fake/other-model")
+            assert ask.confirm.endswith("Switch to fake/other-model?")
+            assert "fake/other-model" in reg.run(ask.confirm_command).text
             assert rt.resolved.ref == "fake/other-model"
             assert "already in use" in reg.run("/model fake/other-model").text
             assert reg.run("/model nosuch/thing/at/all").error

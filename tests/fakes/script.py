@@ -72,6 +72,10 @@ class Turn:
     model: str = "fake-model"
 
     # -- constructors -------------------------------------------------------
+    def __post_init__(self) -> None:
+        # A partial usage dict keeps the defaults for the keys it leaves out (README).
+        self.usage = {**_default_usage(), **self.usage}
+
     @classmethod
     def text_only(cls, text: str, **kw: Any) -> Turn:
         """A plain text answer."""
