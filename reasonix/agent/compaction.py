@@ -56,12 +56,14 @@ __all__ = [
     "message_from_record",
     "next_action",
     "parse_checkpoint",
+    "pinned_block",
     "project",
     "prune_candidates",
     "prune_text",
     "select_cut",
     "summary_instruction",
     "trigger_tokens",
+    "with_pins",
 ]
 
 CHECKPOINT = "checkpoint"
@@ -94,12 +96,27 @@ SUMMARY_INSTRUCTION = (
 )
 
 
-def summary_instruction(focus: str = "") -> str:
-    """The summary request's last user message; ``/compact FOCUS`` adds what to favour."""
+def summary_instruction(focus: str = "", pins: Sequence[str] = ()) -> str:
+    """The summary request's last user message; ``/compact FOCUS`` adds what to favour,
+    ``/pin`` the items the user asked to keep word for word."""
     focus = " ".join(focus.split())
-    if not focus:
-        return SUMMARY_INSTRUCTION
-    return f"{SUMMARY_INSTRUCTION}\n\nThe user asked the summary to focus on: {focus}"
+    text = SUMMARY_INSTRUCTION
+    if focus:
+        text += f"\n\nThe user asked the summary to focus on: {focus}"
+    if pins:
+        text += "\n\n" + pinned_block(pins)
+    return text
+
+
+def pinned_block(pins: Sequence[str]) -> str:
+    """The pinned items, verbatim, as every summary carries them."""
+    return "Pinned by the user (keep verbatim):\n" + "\n".join(f"- {p}" for p in pins)
+
+
+def with_pins(summary: str, pins: Sequence[str]) -> str:
+    """``summary`` plus the pinned items it does not already quote, word for word."""
+    missing = [p for p in pins if p not in summary]
+    return f"{summary}\n\n{pinned_block(missing)}" if missing else summary
 
 
 def trigger_tokens(context_window: int, compact_ratio: float) -> int:

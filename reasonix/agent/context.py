@@ -57,6 +57,7 @@ from typing import Any, Protocol
 
 from reasonix.agent import compaction as cp
 from reasonix.agent import oversize
+from reasonix.agent.loss import LossReport, loss_report
 from reasonix.agent.tokens import TokenCounter, estimate_large, estimate_message, estimate_request
 from reasonix.agent.window import ContextWindow
 from reasonix.cancel import Cancel
@@ -110,6 +111,7 @@ class MaintenanceResult:
     detail: str = ""
     over_limit: bool = False  # still at/over the hard limit afterwards
     summary_requests: list[Request] = field(default_factory=list, repr=False)
+    loss: LossReport | None = None  # what the (last) summary no longer mentions
     usage: list[Usage] = field(default_factory=list, repr=False)  # of the summary calls (paid)
 
 
@@ -151,6 +153,8 @@ class ContextManager:
         # Told before each summary request: "manual" (/compact) or "auto" (PreCompact hooks).
         self.before_summary: Callable[[str, str], None] | None = None  # (trigger, focus)
         self._pending: list[Message] = []  # sent last, never summarised, not stored yet
+        self.pins: Callable[[], list[str]] | None = None  # /pin items, kept in every summary
+        self.loss_reports: list[LossReport] = []  # one per summary checkpoint
 
     # -- read-only views -------------------------------------------------
 
@@ -428,7 +432,8 @@ class ContextManager:
         cut = cp.select_cut([e.message.role for e in entries], sizes, keep)
         if cut == 0:
             raise _SummaryFailed("blocked", _NOTHING_OLDER, False)
-        instruction = Message(role=Role.USER, content=cp.summary_instruction(focus))
+        pins = self.pins() if self.pins is not None else []
+        instruction = Message(role=Role.USER, content=cp.summary_instruction(focus, pins))
         fixed = math.ceil(ratio * estimate_request(self.system, [instruction], self.tools))
         # The summary request must fit the window itself, with room for the
         # summary: a message too large for it is cut, the oldest left out.
@@ -454,7 +459,7 @@ class ContextManager:
             max_tokens=oversize.summary_output_cap(self.window.limit, fixed + fitted.tokens),
         )
         result.summary_requests.append(request)
-        summary = self._call_summary(request, cancel, result.usage)
+        summary = cp.with_pins(self._call_summary(request, cancel, result.usage).strip(), pins)
         generation = view.generation + 1
         tail = [e.message for e in entries[cut:]]
         candidate = [cp.digest_message(generation, summary), *tail]
@@ -468,6 +473,8 @@ class ContextManager:
         pruned = frozenset(i for i in view.checkpoint.pruned if i > covers)
         self._install(cp.Checkpoint(generation, covers, summary.strip(), pruned))
         result.summaries += 1
+        result.loss = loss_report(prefix, summary, pins)  # local: no model call
+        self.loss_reports.append(result.loss)
 
     def _call_summary(self, request: Request, cancel: Cancel, spent: list[Usage]) -> str:
         child = cancel.child(timeout=self.summary_timeout)

@@ -251,6 +251,9 @@ class Agent:
                 self.telemetry.add_usage(usage)
             text = f"context {done.reason}: {done.tokens_before} -> {done.tokens_after} tokens"
             yield Notice("compaction", f"{text} ({done.status})")
+            loss = getattr(done, "loss", None)
+            if loss is not None and not loss.empty:  # what the summary dropped (local check)
+                yield Notice("compaction_loss", loss.text())
 
     def _observe(self, usage: Usage) -> None:
         self.telemetry.add_usage(usage)

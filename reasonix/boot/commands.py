@@ -137,6 +137,9 @@ class RuntimeCommandHost:
                 done = ctx.last_result
                 for usage in done.usage if done is not None else []:
                     self.rt.telemetry.add_usage(usage)  # paid for: part of the session's cost
+        loss = getattr(done, "loss", None)
+        if loss is not None and not loss.empty:
+            text += "\n" + loss.text()
         return text
 
     # -- model and effort ---------------------------------------------------------------
@@ -194,6 +197,35 @@ class RuntimeCommandHost:
             raise SessionError(f"session {self.rt.session.id} is the one in use")
         self.rt.resume(path)
         return self.rt.session.id
+
+    # -- pins and the loss report ----------------------------------------------------------
+    def pins(self) -> list[str]:
+        """The session's pinned items."""
+        return self.rt.pins()
+
+    def pin(self, text: str) -> list[str]:
+        """Pin one item for every later summary."""
+        return self.rt.pin(text)
+
+    def unpin(self, number: int) -> str:
+        """Remove one pin by its number."""
+        return self.rt.unpin(number)
+
+    def context_report(self) -> str:
+        """Context in use, the summaries so far and what the last one dropped, the pins."""
+        from reasonix.command.builtins import format_status
+
+        status = format_status(self.status()).splitlines()
+        lines = [line for line in status if line.startswith("context")]
+        reports = list(getattr(self.rt.context, "loss_reports", []) or [])
+        if reports:
+            lines.append(f"summaries this session: {len(reports)}; the last one:")
+            lines.append(reports[-1].text())
+        else:
+            lines.append("no summary yet in this process")
+        pins = self.rt.pins()
+        lines.append("pinned: " + ("; ".join(pins) if pins else "nothing (/pin TEXT)"))
+        return "\n".join(lines)
 
     # -- cache-break forecasts ---------------------------------------------------------
     def cache_break(self, reason: str, target: str = "") -> str:

@@ -34,7 +34,7 @@ from reasonix.agent.prompt import system_prompt
 from reasonix.agent.session import Session
 from reasonix.agent.window import ContextWindow
 from reasonix.config.model import Config, ResolvedModel
-from reasonix.errors import ReasonixError
+from reasonix.errors import ReasonixError, UsageError
 from reasonix.tool import Registry, ToolContext
 
 from .options import RuntimeOptions
@@ -164,6 +164,7 @@ class Runtime:
         cfg, resolved = self.config, self.resolved
         context = context_for(cfg, resolved, self.provider, system, self.registry, s, self.window)
         context.before_summary = self._pre_compact
+        context.pins = self.pins
         agent = Agent(
             self.provider,
             self.registry,
@@ -241,6 +242,32 @@ class Runtime:
         estimate = int(ctx.estimate()) if ctx is not None else 0
         tokens = cached_prompt_tokens(self.agent.telemetry.per_request, estimate)
         return forecast(reason, tokens, self.price if price is None else price)
+
+    # -- pins: items every later summary carries verbatim ------------------------------------
+    def pins(self) -> list[str]:
+        """The session's pinned items (the newest ``pins`` record; they survive resume)."""
+        for rec in reversed(self.session.records()):
+            if rec.get("type") == "pins" and isinstance(rec.get("items"), list):
+                return [str(i) for i in rec["items"]]
+        return []
+
+    def pin(self, text: str) -> list[str]:
+        """Pin ``text`` (``/pin``); returns the pins now in force."""
+        items = self.pins()
+        text = " ".join(text.split())
+        if text and text not in items:
+            items.append(text)
+            self.session.append({"type": "pins", "items": items})
+        return items
+
+    def unpin(self, number: int) -> str:
+        """Remove pin ``number`` (1-based, as ``/pins`` lists them); returns its text."""
+        items = self.pins()
+        if not 1 <= number <= len(items):
+            raise UsageError(f"no pin {number}: there are {len(items)}")
+        gone = items.pop(number - 1)
+        self.session.append({"type": "pins", "items": items})
+        return gone
 
     def drift(self) -> list[str]:
         """Changes since this session started that a reload would pay for in cache (once each).

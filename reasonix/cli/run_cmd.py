@@ -170,6 +170,7 @@ def execute(args: argparse.Namespace) -> int:
         guard.__exit__()
     if setup is not None:  # what the server serves, once learned (probe or refusal)
         outcome.extra["context_window"] = setup.window.report()
+        outcome.extra["compaction"] = _compaction_summary(setup)
     duration = int((time.monotonic() - started) * 1000)
     result = result_object(outcome, telemetry, duration, price)
     log.write({"event": "run_end", "subtype": result["subtype"], "duration_ms": duration,
@@ -184,6 +185,17 @@ def execute(args: argparse.Namespace) -> int:
             )
     _finish(fmt, args, outcome, result, telemetry, price)
     return code
+
+
+def _compaction_summary(setup: Runtime) -> dict[str, Any]:
+    """``compaction`` in the result: summaries made and what they dropped (loss reports)."""
+    from reasonix.agent.loss import LossReport
+
+    reports = list(getattr(setup.context, "loss_reports", []) or [])
+    merged = LossReport()
+    for report in reports:
+        merged.merge(report)
+    return {"summaries": len(reports), "dropped": merged.as_dict(), "pins": setup.pins()}
 
 
 def _os_error_text(err: OSError) -> str:

@@ -151,6 +151,22 @@ class CommandHost(Protocol):
         """``resources/read`` of one MCP resource, as text (REF-5)."""
         ...
 
+    def pins(self) -> list[str]:
+        """Items every later summary carries verbatim (``/pins``)."""
+        ...
+
+    def pin(self, text: str) -> list[str]:
+        """``/pin TEXT``; the pins now in force."""
+        ...
+
+    def unpin(self, number: int) -> str:
+        """``/unpin N``; the text removed."""
+        ...
+
+    def context_report(self) -> str:
+        """``/context``: what the context holds, the last loss report and the pins."""
+        ...
+
     def cache_break(self, reason: str, target: str = "") -> str:
         """A forecast to confirm before ``reason`` (model, effort, clear) drops the prompt
         cache; "" when nothing is cached, nothing changes, or confirmation is off."""

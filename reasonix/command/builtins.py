@@ -237,6 +237,26 @@ def builtin_commands(
     def status(args: str) -> CommandResult:
         return CommandResult(text=format_status(host.status()))
 
+    def pin(args: str) -> CommandResult:
+        if not args.strip():
+            raise UsageError("usage: /pin TEXT (kept verbatim in every later summary)")
+        items = host.pin(args)
+        return CommandResult(text=f"pinned ({len(items)}): every later summary keeps it verbatim")
+
+    def pins(args: str) -> CommandResult:
+        items = host.pins()
+        if not items:
+            return CommandResult(text="nothing pinned (/pin TEXT keeps an item in every summary)")
+        return CommandResult(text="\n".join(f"{i}. {p}" for i, p in enumerate(items, 1)))
+
+    def unpin(args: str) -> CommandResult:
+        if not args.strip().isdigit():
+            raise UsageError("usage: /unpin N (the number /pins shows)")
+        return CommandResult(text=f"unpinned: {host.unpin(int(args))}")
+
+    def context(args: str) -> CommandResult:
+        return CommandResult(text=host.context_report())
+
     def rewind(args: str) -> CommandResult:
         words = args.split()
         if words == ["undo"]:
@@ -299,6 +319,10 @@ def builtin_commands(
             memory_args,
         ),
         cmd("status", "model, mode, session, tokens, cost and context in use", status),
+        cmd("context", "context in use, what the last summary dropped, the pins", context),
+        cmd("pin", "keep TEXT verbatim in every later summary", pin, "TEXT"),
+        cmd("pins", "list the pinned items", pins),
+        cmd("unpin", "remove a pinned item", unpin, "N"),
         cmd(
             "rewind",
             "go back to before a turn: code, conversation or both",
