@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from reasonix.config.safe_read import CONFIG_LIMIT, read_text
 from reasonix.config.tomlparse import find_key_line, loads
 from reasonix.errors import ConfigError
 
@@ -53,7 +54,7 @@ class Layer:
 def read_layer(path: Path) -> Layer | None:
     """Read and parse ``path``; None when the file does not exist."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_text(path, CONFIG_LIMIT)
     except FileNotFoundError:
         return None
     except UnicodeDecodeError as exc:

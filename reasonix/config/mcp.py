@@ -19,6 +19,7 @@ from typing import Any
 from reasonix.config.expand import Lookup, expand_vars
 from reasonix.config.layers import Layer, check_fields, check_type
 from reasonix.config.model import McpServerConfig
+from reasonix.config.safe_read import CONFIG_LIMIT, read_text
 from reasonix.config.schema import MCP_CONCURRENCY, MCP_TYPES
 from reasonix.errors import ConfigError
 
@@ -119,7 +120,7 @@ def servers_from_toml(layer: Layer, warnings: list[str]) -> list[McpServerConfig
 def read_mcp_json(path: Path, warnings: list[str]) -> list[McpServerConfig]:
     """Servers from a Claude Code style ``.mcp.json``; a missing file gives none."""
     try:
-        text = path.read_text(encoding="utf-8-sig")  # tolerate a BOM from Windows editors
+        text = read_text(path, CONFIG_LIMIT, encoding="utf-8-sig")  # a BOM from Windows is fine
     except FileNotFoundError:
         return []
     except (OSError, UnicodeDecodeError) as exc:

@@ -32,6 +32,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from reasonix.config.safe_read import MEMORY_LIMIT, read_text
 from reasonix.errors import ToolError
 
 __all__ = [
@@ -181,9 +182,13 @@ class FactStore:
         if path.is_symlink():
             raise FactError(f"refusing to read a symlinked fact file: {path.name}")
         try:
-            return parse_fact(path.read_text(encoding="utf-8"))
+            # Not followed, regular files only, capped: a fact is a small file we wrote.
+            text = read_text(path, MEMORY_LIMIT, error=FactError, follow=False)
         except FileNotFoundError as err:
             raise FactError(f"no such fact file: {path.name}") from err
+        except (OSError, UnicodeDecodeError) as err:
+            raise FactError(f"cannot read fact file {path.name}: {err}") from err
+        return parse_fact(text)
 
     def _create(self, path: Path, fact: Fact) -> None:
         """Write a new file; an existing one (or a symlink) is never overwritten."""

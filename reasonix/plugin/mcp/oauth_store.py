@@ -26,6 +26,7 @@ from typing import Any
 
 from reasonix.config.atomic import write_atomic
 from reasonix.config.paths import home_dir
+from reasonix.config.safe_read import STATE_LIMIT, read_text
 from reasonix.errors import PluginError
 from reasonix.plugin.mcp.oauth_client import ClientInfo
 from reasonix.plugin.mcp.oauth_meta import AsMetadata, canonical_resource
@@ -173,11 +174,11 @@ def state_path(server: str) -> Path:
 
 def _read(path: Path) -> OAuthState | None:
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
+        doc = json.loads(read_text(path, STATE_LIMIT, error=PluginError, follow=False))
         return OAuthState.from_json(doc)
     except FileNotFoundError:
         return None
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError, KeyError, TypeError, PluginError):
         return None  # a damaged file is as good as none; the next save replaces it
 
 
