@@ -25,9 +25,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from reasonix.agent.compaction import CHECKPOINT, message_from_record, parse_checkpoint
 from reasonix.config.paths import sessions_dir
 from reasonix.config.safe_read import LEASE_LIMIT, TRANSCRIPT_LIMIT, open_regular, read_bytes
-from reasonix.agent.compaction import CHECKPOINT, parse_checkpoint
 from reasonix.errors import SessionError
 from reasonix.provider.types import Message, Role
 
@@ -133,8 +133,8 @@ def record_problem(rec: dict[str, Any], index: int) -> str | None:
     kind = rec.get("type")
     if not isinstance(kind, str):
         return "a record without a type"
-    if kind == "message":
-        return _message_problem(rec.get("message"))
+    if kind == "message":  # the nested form we write, or the flat one compaction accepts
+        return _message_problem(rec.get("message") if "message" in rec else rec)
     if kind == "meta":
         bad = [k for k in ("id", "system", "model", "workspace") if not _is_str(rec.get(k))]
         return f"meta field {bad[0]!r} is not text" if bad else None
@@ -184,7 +184,7 @@ def read_records(path: Path, damaged: list[str] | None = None) -> list[dict[str,
 def damage_notice(path: Path, problems: list[str]) -> str:
     """One notice for the records of ``path`` that were skipped on load."""
     shown = "; ".join(problems[:3]) + (f"; … {len(problems) - 3} more" if len(problems) > 3 else "")
-    return f"skipped {len(problems)} damaged record(s) of {path.name} ({shown})"
+    return f"skipped {len(problems)} damaged record(s) of {path} ({shown})"
 
 
 def _peek_title(path: Path) -> str:
@@ -479,7 +479,8 @@ class Session:
 
     def messages(self) -> list[Message]:
         """The canonical conversation: every ``message`` record, in order."""
-        return [Message.from_dict(r["message"]) for r in self.iter_type("message")]
+        found = (message_from_record(r) for r in self.iter_type("message"))
+        return [m for m in found if m is not None]
 
     @property
     def meta(self) -> dict[str, Any]:
