@@ -41,13 +41,14 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
 
     Interop tests skip loudly on a laptop that lacks bwrap, rg, node or the MCP
     servers; CI installs them all (.ci/run), so a skip there means a broken
-    install step and must not pass silently.
+    install step and must not pass silently. The word matches in any case
+    ("bwrap is missing" counts too).
     """
     outcome = yield
     report = outcome.get_result()
     if not os.environ.get("CI") or not report.skipped:
         return
     reason = str(report.longrepr[-1]) if isinstance(report.longrepr, tuple) else ""
-    if "MISSING" in reason:
+    if "missing" in reason.lower():  # "MISSING", "… is missing": any spelling counts
         report.outcome = "failed"
         report.longrepr = f"CI must run this test, but it was skipped: {reason}"
