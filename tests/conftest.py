@@ -6,6 +6,7 @@ import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -52,3 +53,16 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     if "missing" in reason.lower():  # "MISSING", "… is missing": any spelling counts
         report.outcome = "failed"
         report.longrepr = f"CI must run this test, but it was skipped: {reason}"
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """Append every skip (node id and reason) to ``$REASONIX_SKIP_LOG``: .ci/run prints
+    the count and the list at the end, so no skip goes unnoticed on CI."""
+    path = os.environ.get("REASONIX_SKIP_LOG")
+    if not path:
+        return
+    with open(path, "a", encoding="utf-8") as fh:
+        for report in terminalreporter.stats.get("skipped", []):
+            longrepr = report.longrepr
+            reason = str(longrepr[-1]) if isinstance(longrepr, tuple) else str(longrepr)
+            fh.write(f"{report.nodeid}: {' '.join(reason.split())}\n")
