@@ -129,8 +129,8 @@ def _load_prctl() -> Any:
 def _die_with(parent: int, prctl: Any) -> Callable[[], None]:
     def preexec() -> None:  # runs in the child between fork and exec: keep it tiny
         prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-        if os.getppid() != parent:  # the parent died before the signal was armed
-            os._exit(127)
+        if os.getppid() != parent:  # the parent died before the signal was armed:
+            raise ChildProcessError("parent gone")  # the child exits without exec
 
     return preexec
 
