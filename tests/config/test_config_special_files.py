@@ -78,6 +78,7 @@ READERS: dict[str, Callable[[Path, Path], Path]] = {
     "home config.toml": lambda ws, home: home / "config.toml",
     ".mcp.json": lambda ws, home: ws / ".mcp.json",
     "project .env": lambda ws, home: ws / ".env",
+    "hooks settings": lambda ws, home: ws / ".claude" / "settings.json",
 }
 
 
