@@ -46,6 +46,7 @@ __all__ = [
 
 FORMAT_VERSION = 1
 _ROLES = frozenset(r.value for r in Role)
+_PEEK_BYTES = 1 << 20  # how far into a transcript a listing looks for its title
 _TITLE_LEN = 80  # long enough to recognise a task in a listing, short enough for one line
 
 
@@ -191,7 +192,10 @@ def _peek_title(path: Path) -> str:
     # Titles sit near the top; read line by line so a listing of long sessions stays cheap.
     try:
         with open_regular(path, error=SessionError) as fh:
-            for raw in fh:
+            seen = 0
+            while seen < _PEEK_BYTES:  # bounded: a hostile file may hold one endless line
+                raw = fh.readline(_PEEK_BYTES - seen)
+                seen += len(raw)
                 if not raw.endswith(b"\n"):
                     break
                 with contextlib.suppress(ValueError):
