@@ -6,6 +6,7 @@ import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -41,13 +42,27 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
 
     Interop tests skip loudly on a laptop that lacks bwrap, rg, node or the MCP
     servers; CI installs them all (.ci/run), so a skip there means a broken
-    install step and must not pass silently.
+    install step and must not pass silently. The word matches in any case
+    ("bwrap is missing" counts too).
     """
     outcome = yield
     report = outcome.get_result()
     if not os.environ.get("CI") or not report.skipped:
         return
     reason = str(report.longrepr[-1]) if isinstance(report.longrepr, tuple) else ""
-    if "MISSING" in reason:
+    if "missing" in reason.lower():  # "MISSING", "… is missing": any spelling counts
         report.outcome = "failed"
         report.longrepr = f"CI must run this test, but it was skipped: {reason}"
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """Append every skip (node id and reason) to ``$REASONIX_SKIP_LOG``: .ci/run prints
+    the count and the list at the end, so no skip goes unnoticed on CI."""
+    path = os.environ.get("REASONIX_SKIP_LOG")
+    if not path:
+        return
+    with open(path, "a", encoding="utf-8") as fh:
+        for report in terminalreporter.stats.get("skipped", []):
+            longrepr = report.longrepr
+            reason = str(longrepr[-1]) if isinstance(longrepr, tuple) else str(longrepr)
+            fh.write(f"{report.nodeid}: {' '.join(reason.split())}\n")

@@ -6,11 +6,14 @@ never timings.
 
 from __future__ import annotations
 
+import ssl
 import subprocess
 import sys
 import threading
 from pathlib import Path
+from typing import Any
 
+import pytest
 from fakes import FakeServer, Turn
 
 from reasonix.cancel import Cancel
@@ -66,10 +69,21 @@ def test_the_tls_context_is_made_once_on_demand() -> None:
     assert client._ssl is first and client._ssl_context is first
 
 
-def test_an_https_endpoint_builds_the_tls_context_in_the_background() -> None:
+def test_an_https_endpoint_builds_the_tls_context_in_the_background(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    made_on: list[str] = []
+    real = ssl.create_default_context
+
+    def recording(*args: Any, **kwargs: Any) -> ssl.SSLContext:  # a spy on the stdlib call
+        made_on.append(threading.current_thread().name)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(ssl, "create_default_context", recording)
     cfg = ProviderConfig(name="t", kind="openai", base_url="https://api.invalid/v1", api_key="k")
     prov = OpenAIProvider(cfg)
     for thread in threading.enumerate():
         if thread.name == "reasonix-tls":
             thread.join()
     assert prov.client._ssl_context is not None
+    assert made_on == ["reasonix-tls"]  # made once, and not by the thread that built it

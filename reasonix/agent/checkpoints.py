@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from reasonix.config.paths import project_slug, state_dir
+from reasonix.config.safe_read import TRANSCRIPT_LIMIT, read_text
 from reasonix.errors import SessionError
 
 __all__ = ["FILE_LIMIT", "CheckpointStore", "Turn", "TurnRecorder"]
@@ -148,7 +149,7 @@ class CheckpointStore:
     def records(self) -> list[dict[str, Any]]:
         """Every well-formed log record (a torn or foreign line is skipped)."""
         try:
-            text = self.log_path.read_text(encoding="utf-8", errors="replace")
+            text = read_text(self.log_path, TRANSCRIPT_LIMIT, errors="replace", error=SessionError)
         except FileNotFoundError:
             return []
         out = []

@@ -31,6 +31,7 @@ from typing import Any
 
 from reasonix.config.hooks import HookSpec
 from reasonix.errors import ReasonixError
+from reasonix.tool.children import popen
 
 __all__ = ["CLAUDE_TOOL_NAMES", "HookOutcome", "HookRunner"]
 
@@ -126,9 +127,9 @@ class HookRunner:
         argv = ["/bin/sh", "-c", spec.command]
         if self.wrap is not None:
             argv, env = self.wrap(argv, env)
-        proc = subprocess.Popen(
+        proc = popen(  # own session, and gone with Reasonix even after a SIGKILL
             argv, cwd=self.workspace, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE, start_new_session=True,
+            stderr=subprocess.PIPE,
         )  # fmt: skip
         out: list[bytes] = []
         err: list[bytes] = []

@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from reasonix.config.safe_read import INSTRUCTIONS_LIMIT, read_bytes
+
 __all__ = [
     "FILE_CAP_BYTES",
     "INSTRUCTION_NAMES",
@@ -66,7 +68,12 @@ def _candidates(directory: Path) -> list[Path]:
 def load_instructions(
     home: Path, workspace: Path, cwd: Path | None = None
 ) -> list[InstructionFile]:
-    """Read the instruction files that exist, capped per file and in total."""
+    """Read the instruction files that exist, capped per file and in total.
+
+    A FIFO, device or socket under one of the names is refused with a
+    :class:`~reasonix.errors.ConfigError` naming it (it would block or never
+    end); a huge file is read only as far as its cap.
+    """
     workspace = workspace.resolve()
     cwd = (cwd or workspace).resolve()
     seen: set[str] = set()  # AGENTS.md and CLAUDE.md are often the same file or a symlink
@@ -76,7 +83,8 @@ def load_instructions(
     for directory, tag in places:
         for path in _candidates(directory):
             try:
-                text = path.read_text(encoding="utf-8", errors="replace").strip()
+                head = read_bytes(path, INSTRUCTIONS_LIMIT, truncate=True)
+                text = head.decode("utf-8", errors="replace").strip()
             except OSError:
                 continue
             if not text or text in seen or budget <= 0:

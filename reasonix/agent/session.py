@@ -25,7 +25,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from reasonix.agent.compaction import CHECKPOINT, message_from_record, parse_checkpoint
 from reasonix.config.paths import sessions_dir
+from reasonix.config.safe_read import LEASE_LIMIT, TRANSCRIPT_LIMIT, open_regular, read_bytes
 from reasonix.errors import SessionError
 from reasonix.provider.types import Message, Role
 
@@ -33,14 +35,18 @@ __all__ = [
     "Session",
     "SessionInfo",
     "copy_session",
+    "damage_notice",
     "find_session",
     "latest_session",
     "list_sessions",
     "make_title",
     "read_records",
+    "record_problem",
 ]
 
 FORMAT_VERSION = 1
+_ROLES = frozenset(r.value for r in Role)
+_PEEK_BYTES = 1 << 20  # how far into a transcript a listing looks for its title
 _TITLE_LEN = 80  # long enough to recognise a task in a listing, short enough for one line
 
 
@@ -81,39 +87,123 @@ def _split_complete(data: bytes) -> tuple[list[bytes], int]:
     return data[:end].splitlines(), end
 
 
-def read_records(path: Path) -> list[dict[str, Any]]:
-    """Every complete, parseable record of a transcript (read-only; nothing repaired)."""
+def _is_str(value: Any, optional: bool = True) -> bool:
+    return isinstance(value, str) or (optional and value is None)
+
+
+def _message_problem(body: Any) -> str | None:
+    """What is wrong with the body of a ``message`` record, or None."""
+    if not isinstance(body, dict):
+        return "a message record without a message object"
+    role = body.get("role")
+    if role not in _ROLES:
+        return f"unknown message role {role!r}"
+    for key in ("content", "tool_call_id", "name", "reasoning"):
+        if not _is_str(body.get(key)):
+            return f"message field {key!r} is not text"
+    if not isinstance(body.get("reasoning_meta") or {}, dict):
+        return "message field 'reasoning_meta' is not an object"
+    calls = body.get("tool_calls") or []
+    if not isinstance(calls, list):
+        return "message field 'tool_calls' is not a list"
+    for call in calls:
+        if not isinstance(call, dict) or not all(
+            isinstance(call.get(k), str) for k in ("id", "name")
+        ):
+            return "a tool call without a text id and name"
+        if not _is_str(call.get("arguments")):
+            return "tool call arguments are not text"
+    return None
+
+
+def _checkpoint_problem(rec: dict[str, Any], index: int) -> str | None:
+    cp = parse_checkpoint(rec)
+    if cp is None:
+        return "a malformed checkpoint"
+    if cp.covers_through >= index or any(i >= index for i in cp.pruned):
+        return "a checkpoint that points past itself"
+    return None
+
+
+def record_problem(rec: dict[str, Any], index: int) -> str | None:
+    """Why record number ``index`` of a transcript cannot be used, or None when it can.
+
+    Known types are checked field by field (a message must rebuild into a
+    :class:`Message`); unknown types are kept verbatim for other layers.
+    """
+    kind = rec.get("type")
+    if not isinstance(kind, str):
+        return "a record without a type"
+    if kind == "message":  # the nested form we write, or the flat one compaction accepts
+        return _message_problem(rec.get("message") if "message" in rec else rec)
+    if kind == "meta":
+        bad = [k for k in ("id", "system", "model", "workspace") if not _is_str(rec.get(k))]
+        return f"meta field {bad[0]!r} is not text" if bad else None
+    if kind == "title":
+        return None if isinstance(rec.get("title"), str) else "a title that is not text"
+    if kind == CHECKPOINT:
+        return _checkpoint_problem(rec, index)
+    return None
+
+
+def read_records(path: Path, damaged: list[str] | None = None) -> list[dict[str, Any]]:
+    """Every complete, usable record of a transcript (read-only; nothing repaired).
+
+    A line that is not a JSON object is skipped; a record of a known type
+    with the wrong shape is replaced by a ``{"type": "damaged", …}`` record
+    (so the indexes checkpoints refer to stay put). Each is described in
+    ``damaged`` when given, as "line N: problem".
+    """
     try:
-        data = path.read_bytes()
+        data = read_bytes(path, TRANSCRIPT_LIMIT, error=SessionError)
     except FileNotFoundError as err:
         raise SessionError(f"no session transcript at {path}") from err
     lines, _ = _split_complete(data)
     out: list[dict[str, Any]] = []
-    for raw in lines:
+    problems: list[str] = []
+    for number, raw in enumerate(lines, start=1):
         if not raw.strip():
             continue
         try:
             rec = json.loads(raw)
-        except ValueError:
-            continue  # a garbled line must not make the whole session unloadable
-        if isinstance(rec, dict):
-            out.append(rec)
+        except (ValueError, RecursionError):
+            problems.append(f"line {number}: not JSON")  # must not make the session unloadable
+            continue
+        if not isinstance(rec, dict):
+            problems.append(f"line {number}: not a JSON object")
+            continue
+        problem = record_problem(rec, len(out))
+        if problem is not None:
+            problems.append(f"line {number}: {problem}")
+            rec = {"type": "damaged", "line": number, "problem": problem}
+        out.append(rec)
+    if damaged is not None:
+        damaged.extend(problems)
     return out
+
+
+def damage_notice(path: Path, problems: list[str]) -> str:
+    """One notice for the records of ``path`` that were skipped on load."""
+    shown = "; ".join(problems[:3]) + (f"; … {len(problems) - 3} more" if len(problems) > 3 else "")
+    return f"skipped {len(problems)} damaged record(s) of {path} ({shown})"
 
 
 def _peek_title(path: Path) -> str:
     # Titles sit near the top; read line by line so a listing of long sessions stays cheap.
     try:
-        with path.open("rb") as fh:
-            for raw in fh:
+        with open_regular(path, error=SessionError) as fh:
+            seen = 0
+            while seen < _PEEK_BYTES:  # bounded: a hostile file may hold one endless line
+                raw = fh.readline(_PEEK_BYTES - seen)
+                seen += len(raw)
                 if not raw.endswith(b"\n"):
                     break
                 with contextlib.suppress(ValueError):
                     rec = json.loads(raw)
                     if isinstance(rec, dict) and rec.get("type") == "title":
                         return str(rec.get("title", ""))
-    except OSError:
-        pass
+    except (OSError, SessionError):
+        pass  # a listing shows what it can; opening the session reports the problem
     return ""
 
 
@@ -205,10 +295,26 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
+def _lease_valid(info: Any) -> bool:
+    """A lease as Reasonix writes it; anything else (hand-edited, half-written) is stale."""
+    if not isinstance(info, dict):
+        return False
+    pid = info.get("pid")
+    return (
+        isinstance(pid, int)
+        and not isinstance(pid, bool)
+        and 0 < pid < 1 << 31
+        and _is_str(info.get("host"))
+        and _is_str(info.get("start"))
+    )
+
+
 def _lease_alive(info: dict[str, Any]) -> bool:
+    if not _lease_valid(info):
+        return False
     if info.get("host") not in (None, _hostname()):
         return True  # another machine sharing the state dir: we cannot tell, so stay safe
-    pid = int(info.get("pid") or 0)
+    pid = int(info["pid"])
     if not _pid_alive(pid):
         return False
     start = str(info.get("start") or "")
@@ -238,8 +344,8 @@ class _Lease:
 
     def _check_holder(self, session_id: str) -> None:
         try:
-            info = json.loads(self.path.read_text() or "{}")
-        except (OSError, ValueError):
+            info = json.loads(self._read() or "{}")
+        except (OSError, ValueError, SessionError):
             info = {}  # half-written by a process that died while creating it
         if isinstance(info, dict) and info and _lease_alive(info):
             raise SessionError(
@@ -249,9 +355,13 @@ class _Lease:
         with contextlib.suppress(FileNotFoundError):
             self.path.unlink()
 
+    def _read(self) -> bytes:
+        # Never followed: a lease is a file only Reasonix writes, in its own state dir.
+        return read_bytes(self.path, LEASE_LIMIT, error=SessionError, follow=False)
+
     def release(self) -> None:
-        with contextlib.suppress(OSError, ValueError):
-            if json.loads(self.path.read_text()).get("token") == self.token:
+        with contextlib.suppress(OSError, ValueError, SessionError, AttributeError):
+            if json.loads(self._read()).get("token") == self.token:
                 self.path.unlink()
 
 
@@ -268,6 +378,7 @@ class Session:
     def __init__(self, path: Path, records: list[dict[str, Any]], lease: _Lease) -> None:
         self.path = path
         self.id = path.stem
+        self.notices: list[str] = []  # what loading had to skip, for the frontend to show
         self._records = records
         self._lease = lease
         self._fh: BinaryIO | None = path.open("ab")
@@ -297,7 +408,11 @@ class Session:
         lease.acquire(path.stem)
         try:
             _repair_tail(path)
-            return cls(path, read_records(path), lease)
+            damaged: list[str] = []
+            session = cls(path, read_records(path, damaged), lease)
+            if damaged:
+                session.notices.append(damage_notice(path, damaged))
+            return session
         except BaseException:
             lease.release()
             raise
@@ -368,7 +483,8 @@ class Session:
 
     def messages(self) -> list[Message]:
         """The canonical conversation: every ``message`` record, in order."""
-        return [Message.from_dict(r["message"]) for r in self.iter_type("message")]
+        found = (message_from_record(r) for r in self.iter_type("message"))
+        return [m for m in found if m is not None]
 
     @property
     def meta(self) -> dict[str, Any]:
@@ -406,10 +522,12 @@ def copy_session(
 
 def _repair_tail(path: Path) -> None:
     """Cut a torn last line (a write interrupted by a kill) so appends start clean."""
-    size = path.stat().st_size
-    if size == 0:
-        return
-    with path.open("rb+") as fh:
+    with open_regular(path, error=SessionError, writable=True) as fh:
+        size = os.fstat(fh.fileno()).st_size
+        if size > TRANSCRIPT_LIMIT:  # refused before any scan or cut, not after
+            raise SessionError(f"{path}: is too large ({size} bytes) for a session transcript")
+        if size == 0:
+            return
         fh.seek(max(0, size - 1))
         if fh.read(1) == b"\n":
             return

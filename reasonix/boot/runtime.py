@@ -198,6 +198,7 @@ class Runtime:
             raise
         old.close()
         self.resumed = resumed
+        self.notices.extend(session.notices)
 
     def new_session(self) -> None:
         """Start a fresh session with the same setup (``/new``; the old one stays on disk)."""
@@ -345,7 +346,7 @@ def build_runtime(options: RuntimeOptions) -> Runtime:
     session, resumed = open_session(options, workspace, meta)
     current = [session]  # the session the memory tools and the pager read
     mcp: Any = None
-    notices: list[str] = list(cfg.warnings)
+    notices: list[str] = [*cfg.warnings, *session.notices]
     interactive = options.interactive
     try:
         approver = EventApprover()

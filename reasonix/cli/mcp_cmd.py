@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from reasonix.cli.safe_text import printable
+from reasonix.config.safe_read import CONFIG_LIMIT, read_text
 
 __all__ = ["configure", "execute"]
 
@@ -228,7 +229,7 @@ def _add(args: argparse.Namespace) -> int:
     if args.startup_timeout is not None:
         fields["startup_timeout_seconds"] = float(args.startup_timeout)
     target = _target(args)
-    text = target.read_text(encoding="utf-8") if target.exists() else ""
+    text = read_text(target, CONFIG_LIMIT) if target.exists() else ""
     if _find_blocks(text.splitlines(keepends=True), args.name):
         raise UsageError(f"{target} already declares an MCP server {args.name!r}; remove it first")
     sep = "" if not text or text.endswith("\n\n") else ("\n" if text.endswith("\n") else "\n\n")
@@ -257,7 +258,7 @@ def _find_blocks(lines: list[str], name: str) -> list[tuple[int, int]]:
 
 def remove_from_toml(path: Path, name: str) -> bool:
     """Delete the declarations of ``name`` from a TOML file; True when one was there."""
-    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    lines = read_text(path, CONFIG_LIMIT).splitlines(keepends=True)
     blocks = _find_blocks(lines, name)
     if not blocks:
         return False
@@ -271,7 +272,7 @@ def remove_from_mcp_json(path: Path, name: str) -> bool:
     """Delete ``name`` from a ``.mcp.json``; True when it was there."""
     from reasonix.config.atomic import write_atomic
 
-    data = json.loads(path.read_text(encoding="utf-8"))
+    data = json.loads(read_text(path, CONFIG_LIMIT))
     servers = data.get("mcpServers") if isinstance(data, dict) else None
     if not isinstance(servers, dict) or name not in servers:
         return False

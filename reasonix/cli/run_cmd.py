@@ -122,6 +122,7 @@ def execute(args: argparse.Namespace) -> int:
     fmt = _format(args)
     started = time.monotonic()
     outcome = RunOutcome()
+    outcome.extra["warnings"] = []  # config and plugin notices (item 6): in every result
     telemetry = Telemetry()
     price: dict[str, Any] | None = None
     setup: Runtime | None = None
@@ -130,6 +131,8 @@ def execute(args: argparse.Namespace) -> int:
     guard = _Interrupts(None).__enter__()  # a signal outside the turn stops the run at once
     try:
         log = _open_log(args.events_jsonl)
+        if args.metrics:  # checked before the first request, not after the whole task
+            _check_writable("--metrics", args.metrics)
         if args.print_prompt == "":  # a bare -p: the prompt is PROMPT or stdin
             args.print_prompt = read_prompt(args.prompt)
         prompt = args.print_prompt or read_prompt(args.prompt)
@@ -140,9 +143,13 @@ def execute(args: argparse.Namespace) -> int:
         outcome.session_id, outcome.model = setup.session.id, setup.resolved.ref
         outcome.extra["cache_breaks"] = [b.as_dict() for b in setup.cache_breaks]
         prompt, ref_notes = _with_references(setup, prompt)
+        warnings = outcome.extra["warnings"] = [*setup.notices, *ref_notes]
         if fmt == "text" and not args.print_prompt:
-            for note in [*setup.notices, *ref_notes]:
+            for note in warnings:
                 sys.stderr.write(printable(f"reasonix: {note}") + "\n")
+        elif fmt == "stream-json":
+            for note in warnings:
+                _emit_line(event_json(Notice("warning", note)))
         start = {"event": "run_start", "session_id": setup.session.id, "resumed": setup.resumed}
         log.write({**start, "model": setup.resolved.ref})
         _drive(setup, prompt, args, fmt, outcome, log)
@@ -164,6 +171,9 @@ def execute(args: argparse.Namespace) -> int:
     except OSError as err:  # the machine said no: an unwritable state dir, a full disk
         outcome.reason, outcome.error = "error", _os_error_text(err)
         outcome.error_type = type(err).__name__
+    except Exception as err:  # noqa: BLE001 - our bug; the structured modes still print JSON
+        outcome.reason, outcome.error_type = "error", "InternalError"
+        outcome.error = f"internal error: {type(err).__name__}: {err}"
     finally:
         if setup is not None:
             setup.close()
@@ -173,16 +183,20 @@ def execute(args: argparse.Namespace) -> int:
         outcome.extra["compaction"] = _compaction_summary(setup)
     duration = int((time.monotonic() - started) * 1000)
     result = result_object(outcome, telemetry, duration, price)
-    log.write({"event": "run_end", "subtype": result["subtype"], "duration_ms": duration,
-               "num_turns": outcome.num_turns, "exit_code": code})  # fmt: skip
-    log.close()
     if args.metrics:
         try:
             _write_metrics(args.metrics, result, telemetry, setup)
-        except OSError as err:  # the run's result still goes out; only the file is missing
-            sys.stderr.write(
-                printable(f"reasonix: --metrics {args.metrics}: {err.strerror or err}\n")
-            )
+        except OSError as err:  # the result still goes out, but a requested output is missing
+            problem = f"--metrics {args.metrics}: {err.strerror or err}"
+            if not outcome.error:
+                outcome.reason, outcome.error, outcome.error_type = "error", problem, "OSError"
+                result = result_object(outcome, telemetry, duration, price)
+            elif fmt == "text":
+                sys.stderr.write(printable(f"reasonix: {problem}") + "\n")
+            code = code or 1
+    log.write({"event": "run_end", "subtype": result["subtype"], "duration_ms": duration,
+               "num_turns": outcome.num_turns, "exit_code": code})  # fmt: skip
+    log.close()
     _finish(fmt, args, outcome, result, telemetry, price)
     return code
 
@@ -221,6 +235,15 @@ def _with_references(setup: Runtime, prompt: str) -> tuple[str, list[str]]:
         forbid_read=setup.tool_ctx.forbid_read,
         read_resource=mcp.read_resource if mcp is not None else None,
     )
+
+
+def _check_writable(flag: str, path: str) -> None:
+    """UsageError unless ``path`` can be written (its directory exists, it is no directory)."""
+    try:
+        with open(path, "a", encoding="utf-8"):
+            pass
+    except OSError as err:
+        raise UsageError(f"{flag} {path}: {err.strerror or err}") from err
 
 
 def _open_log(path: str | None) -> EventLog:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from reasonix.config.atomic import write_atomic
+from reasonix.config.safe_read import CONFIG_LIMIT, read_text
 from reasonix.errors import ConfigError
 
 __all__ = [
@@ -106,7 +107,7 @@ def read_dotenv(path: Path) -> DotEnv:
     """Read ``path``; a missing file is an empty result."""
     try:
         # utf-8-sig: a BOM from a Windows editor would otherwise hide the first key.
-        text = Path(path).read_text(encoding="utf-8-sig")
+        text = read_text(path, CONFIG_LIMIT, encoding="utf-8-sig")
     except FileNotFoundError:
         return DotEnv()
     except OSError as exc:
@@ -156,7 +157,7 @@ def update_dotenv(
         if not is_valid_key(key):
             raise ConfigError(f"invalid variable name {key!r}", file=str(path), key=key)
     try:
-        old = Path(path).read_text(encoding="utf-8-sig")
+        old = read_text(path, CONFIG_LIMIT, encoding="utf-8-sig")
     except FileNotFoundError:
         old = ""
     except (OSError, UnicodeDecodeError) as exc:

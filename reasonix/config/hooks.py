@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from reasonix.config.safe_read import read_bytes
 from reasonix.errors import ConfigError
 
 __all__ = ["HOOK_EVENTS", "HookSpec", "hooks_from_data", "hooks_from_json_file"]
@@ -114,9 +115,8 @@ def _command(
 
 def hooks_from_json_file(path: Path, warnings: list[str]) -> list[HookSpec]:
     """The ``hooks`` of a Claude Code settings file; a missing file gives none."""
-    try:
-        with open(path, "rb") as fh:
-            raw = fh.read(SETTINGS_LIMIT + 1)
+    try:  # a planted FIFO or device is refused, naming the file (safe_read)
+        raw = read_bytes(path, SETTINGS_LIMIT, truncate=True)
     except FileNotFoundError:
         return []
     except OSError as exc:

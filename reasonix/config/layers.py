@@ -7,11 +7,13 @@ error can name the file, the line and the key — never a traceback.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from reasonix.config.safe_read import CONFIG_LIMIT, read_text
 from reasonix.config.tomlparse import find_key_line, loads
 from reasonix.errors import ConfigError
 
@@ -53,7 +55,7 @@ class Layer:
 def read_layer(path: Path) -> Layer | None:
     """Read and parse ``path``; None when the file does not exist."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_text(path, CONFIG_LIMIT)
     except FileNotFoundError:
         return None
     except UnicodeDecodeError as exc:
@@ -62,6 +64,23 @@ def read_layer(path: Path) -> Layer | None:
         raise ConfigError(f"cannot read: {exc.strerror or exc}", file=str(path)) from None
     text = text.removeprefix("\ufeff")  # a BOM from a Windows editor is no content
     return Layer(str(path), loads(text, str(path)), text, path)
+
+
+# RFC 9110 §5.1/§5.5: a field name is a token; a value holds no CR, LF, NUL or
+# other control character (HTAB aside). Anything else would inject a header or
+# break the request, and urllib reports it only as a connection failure.
+_HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+_HEADER_VALUE_BAD = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
+
+
+def header_problem(name: str, value: str) -> str | None:
+    """Why ``name: value`` cannot be sent as an HTTP header, or None when it can."""
+    if not _HEADER_NAME.match(name):
+        return f"header name {name!r} is not a valid HTTP field name"
+    bad = _HEADER_VALUE_BAD.search(value)
+    if bad:
+        return f"the value of header {name!r} contains a control character ({bad.group()!r})"
+    return None
 
 
 def _is_list_of_str(v: Any) -> bool:

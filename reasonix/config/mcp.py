@@ -17,8 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from reasonix.config.expand import Lookup, expand_vars
-from reasonix.config.layers import Layer, check_fields, check_type
+from reasonix.config.layers import Layer, check_fields, check_type, header_problem
 from reasonix.config.model import McpServerConfig
+from reasonix.config.safe_read import CONFIG_LIMIT, read_text
 from reasonix.config.schema import MCP_CONCURRENCY, MCP_TYPES
 from reasonix.errors import ConfigError
 
@@ -81,6 +82,10 @@ def _build(values: dict[str, Any], source: str, fail: Any) -> McpServerConfig:
         )
     if caps:
         values["tool_timeout_seconds"] = {k: float(v) for k, v in caps.items()}
+    for key, value in (values.get("headers") or {}).items():
+        problem = header_problem(key, value)
+        if problem:
+            raise fail(problem, f"headers.{key}")
     return McpServerConfig(**values, source=source)
 
 
@@ -119,7 +124,7 @@ def servers_from_toml(layer: Layer, warnings: list[str]) -> list[McpServerConfig
 def read_mcp_json(path: Path, warnings: list[str]) -> list[McpServerConfig]:
     """Servers from a Claude Code style ``.mcp.json``; a missing file gives none."""
     try:
-        text = path.read_text(encoding="utf-8-sig")  # tolerate a BOM from Windows editors
+        text = read_text(path, CONFIG_LIMIT, encoding="utf-8-sig")  # a BOM from Windows is fine
     except FileNotFoundError:
         return []
     except (OSError, UnicodeDecodeError) as exc:
@@ -187,11 +192,19 @@ def expand_server(server: McpServerConfig, lookup: Lookup | Mapping[str, str]) -
     def x(text: str, key: str) -> str:
         return expand_vars(text, lookup, where, file=server.source or None, key=key)
 
+    def header(name: str, value: str) -> str:
+        expanded = x(value, f"headers.{name}")
+        problem = header_problem(name, expanded)  # a variable may bring what the file did not
+        if problem:
+            raise ConfigError(f"{where}: {problem} after expansion", file=server.source or None,
+                              key=f"headers.{name}")  # fmt: skip
+        return expanded
+
     return dataclasses.replace(
         server,
         command=x(server.command, "command"),
         args=[x(a, "args") for a in server.args],
         env={k: x(v, f"env.{k}") for k, v in server.env.items()},
         url=x(server.url, "url"),
-        headers={k: x(v, f"headers.{k}") for k, v in server.headers.items()},
+        headers={k: header(k, v) for k, v in server.headers.items()},
     )

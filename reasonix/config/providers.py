@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urlsplit
 
-from reasonix.config.layers import Layer, check_fields, check_type
+from reasonix.config.layers import Layer, check_fields, check_type, header_problem
 from reasonix.config.model import ModelOverride, ProviderConfig
 from reasonix.config.presets import presets
 from reasonix.config.schema import PROVIDER_KINDS
@@ -114,6 +114,9 @@ class ProviderSet:
                 raise err("expected a token count >= 0 (0 disables compaction)", key)
             if key == "max_output_tokens" and values.get(key, 0) < 0:
                 raise err("expected a token count >= 0 (0 = automatic)", key)
+        for key, value in (values.get("headers") or {}).items():
+            if header_problem(key, value):
+                raise err(str(header_problem(key, value)), f"headers.{key}")
         for key in _URL_FIELDS:
             problem = _url_problem(values.get(key, ""))
             if problem:

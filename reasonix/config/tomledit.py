@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from reasonix.config.atomic import write_atomic
+from reasonix.config.safe_read import CONFIG_LIMIT, read_text
 from reasonix.config.tomlparse import key_of, loads, split_header
 from reasonix.errors import ConfigError
 
@@ -125,8 +126,8 @@ def _statements(lines: list[str]) -> list[_Stmt]:
 
 def _read(path: Path) -> tuple[str, list[str], str]:
     try:
-        with open(path, encoding="utf-8", newline="") as fh:
-            text = fh.read().removeprefix("\ufeff")  # dropped: TOML files need no BOM
+        # Bytes decoded as they are (no newline translation): CRLF files stay CRLF.
+        text = read_text(path, CONFIG_LIMIT).removeprefix("\ufeff")  # TOML needs no BOM
     except FileNotFoundError:
         text = ""
     except UnicodeDecodeError as exc:

@@ -21,7 +21,7 @@ def test_messages_round_trip_in_order(workspace: Path) -> None:
         s.append_message(Message(Role.USER, "fix the parser please"))
         s.append_message(Message(Role.ASSISTANT, "", [ToolCall("1", "read_file", '{"p":1}')]))
         s.append_message(Message(Role.TOOL, "body", tool_call_id="1", name="read_file"), "raw!")
-        s.append({"type": "checkpoint", "upto": 2, "summary": "x"})  # another layer's record
+        s.append({"type": "note", "upto": 2, "summary": "x"})  # another layer's record
         path = s.path
     assert path.parent.parent.name == "sessions"
     with Session.open(path) as again:
@@ -29,7 +29,7 @@ def test_messages_round_trip_in_order(workspace: Path) -> None:
         assert again.messages()[1].tool_calls[0].arguments == '{"p":1}'
         assert again.meta["system"] == "S" and again.title == "fix the parser please"
         kinds = [r["type"] for r in again.records()]
-        assert kinds == ["meta", "title", "message", "message", "message", "checkpoint"]
+        assert kinds == ["meta", "title", "message", "message", "message", "note"]
         assert again.records()[4]["raw_content"] == "raw!"
     for line in path.read_text().splitlines():
         json.loads(line)  # every line is a complete record

@@ -280,7 +280,8 @@ def test_rule_without_exposed_subject_is_bare_only() -> None:
     p = Policy("ask", allow=["mcp__gh__get_issue(x)", "Grep(TODO*)"])
     assert p.decide("mcp__gh__get_issue", False, {"x": "x"}) is Q
     assert p.decide("grep", False, {"pattern": "TODO: x"}) is A
-    assert p.decide("grep", False, {}) is Q or p.decide("grep", True, {}) is A
+    assert p.decide("grep", False, {}) is Q  # no pattern: Grep(TODO*) does not match it
+    assert p.decide("grep", False, {"pattern": "FIXME"}) is Q
 
 
 def test_with_allow_and_with_mode_copy() -> None:

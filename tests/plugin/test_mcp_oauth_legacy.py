@@ -1,9 +1,9 @@
 """The 2025-03-26 authorization flow: a server without Protected Resource Metadata.
 
-Discovery is driven through a fake ``get_json`` (no sockets): the server is
-its own authorization server at the origin root, its metadata may name an
-issuer with a path on that origin, and without any metadata the revision's
-default endpoints are used.
+Discovery runs against a loopback server (``oauth_server/stub_as.py``) through
+our own HTTP client: the server is its own authorization server at the origin
+root, its metadata may name an issuer with a path on that origin, and without
+any metadata the revision's default endpoints are used.
 """
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from oauth_server.stub_as import StubAs
 
 from reasonix.errors import PluginError
 from reasonix.plugin.mcp import oauth_flow
-from reasonix.plugin.mcp.oauth_http import HttpAnswer
 from reasonix.plugin.mcp.oauth_meta import legacy_default_metadata, parse_as_metadata
 
 ROOT = "https://mcp.example"
@@ -52,41 +52,37 @@ def test_legacy_default_endpoints_sit_at_the_origin_root() -> None:
     assert meta.registration_endpoint == "https://mcp.example:8443/register"
 
 
-def _serve(monkeypatch: pytest.MonkeyPatch, docs: dict[str, Any]) -> list[str]:
-    asked: list[str] = []
-
-    def fake_get_json(url: str, **_: Any) -> HttpAnswer:
-        asked.append(url)
-        if url in docs:
-            return HttpAnswer(200, docs[url], "{}")
-        return HttpAnswer(404, None, "")
-
-    monkeypatch.setattr(oauth_flow, "get_json", fake_get_json)
-    return asked
+def _legacy_doc(base: str) -> dict[str, Any]:
+    return {key: value.replace(ROOT, base) if isinstance(value, str) else value
+            for key, value in LEGACY_DOC.items()}  # fmt: skip
 
 
-def test_discover_uses_root_metadata_without_prm(monkeypatch: pytest.MonkeyPatch) -> None:
-    asked = _serve(monkeypatch, {ROOT + "/.well-known/oauth-authorization-server": LEGACY_DOC})
-    disc = oauth_flow.discover(ROOT + "/mcp")
+def test_discover_uses_root_metadata_without_prm() -> None:
+    with StubAs(prm=False) as stub:
+        stub.docs["/.well-known/oauth-authorization-server"] = _legacy_doc(stub.base)
+        disc = oauth_flow.discover(stub.mcp_url)
     assert disc.prm is None
-    assert disc.metadata.token_endpoint == "https://mcp.example/oauth/token"
-    assert disc.resource_indicator == ROOT + "/mcp"
-    assert asked[:2] == [
-        ROOT + "/.well-known/oauth-protected-resource/mcp",
-        ROOT + "/.well-known/oauth-protected-resource",
+    assert disc.metadata.token_endpoint == stub.base + "/oauth/token"
+    assert disc.resource_indicator == stub.mcp_url
+    assert stub.asked[:2] == [
+        stub.base + "/.well-known/oauth-protected-resource/mcp",
+        stub.base + "/.well-known/oauth-protected-resource",
     ]
 
 
-def test_discover_falls_back_to_default_endpoints(monkeypatch: pytest.MonkeyPatch) -> None:
-    _serve(monkeypatch, {})
-    disc = oauth_flow.discover(ROOT + "/mcp")
-    assert disc.metadata == legacy_default_metadata(ROOT)
+def test_discover_falls_back_to_default_endpoints() -> None:
+    with StubAs(prm=False) as stub:
+        disc = oauth_flow.discover(stub.mcp_url)
+    assert disc.metadata == legacy_default_metadata(stub.base)
+    assert stub.asked  # it did ask before falling back
 
 
-def test_no_fallback_when_prm_names_an_as_without_metadata(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    prm = {"resource": ROOT + "/mcp", "authorization_servers": ["https://as.example"]}
-    _serve(monkeypatch, {ROOT + "/.well-known/oauth-protected-resource/mcp": prm})
-    with pytest.raises(PluginError, match="no authorization server metadata"):
-        oauth_flow.discover(ROOT + "/mcp")
+def test_no_fallback_when_prm_names_an_as_without_metadata() -> None:
+    with StubAs(prm=False) as stub, StubAs(prm=False) as other:
+        stub.docs["/.well-known/oauth-protected-resource/mcp"] = {
+            "resource": stub.mcp_url,
+            "authorization_servers": [other.base],  # an AS that publishes no metadata
+        }
+        with pytest.raises(PluginError, match="no authorization server metadata"):
+            oauth_flow.discover(stub.mcp_url)
+    assert any(url.startswith(other.base + "/.well-known/") for url in other.asked)

@@ -269,14 +269,49 @@ def test_unsupported_version_offered_by_server_is_refused() -> None:
     client.close()
 
 
-def test_unsupported_protocol_error_falls_back_to_listed_handshake_version() -> None:
-    def peer(msg: Message, push: Callable[[Incoming], None]) -> None:
-        if isinstance(msg, Request) and msg.method == "server/discover":
-            push(ErrorResponse(msg.id, -32022, "unsupported", {"supported": ["2025-06-18"]}))
-        elif isinstance(msg, Request) and msg.method == "initialize":
-            push(Response(msg.id, {"protocolVersion": "2025-06-18", "capabilities": {}}))
+def _handshake_only_peer(supported: list[str], log: list[Message]) -> Peer:
+    """A server that speaks only ``supported`` (handshake era) and negotiates honestly:
+    it refuses ``server/discover`` listing its versions, and answers ``initialize``
+    with the requested version when it speaks it, else with its own newest (the
+    MCP lifecycle rule) — so what the client ends with depends on what it sent."""
 
-    client = McpClient(MemoryTransport(peer))
+    def peer(msg: Message, push: Callable[[Incoming], None]) -> None:
+        log.append(msg)
+        if isinstance(msg, Request) and msg.method == "server/discover":
+            push(ErrorResponse(msg.id, -32022, "unsupported", {"supported": supported}))
+        elif isinstance(msg, Request) and msg.method == "initialize":
+            asked = (msg.params or {})["protocolVersion"]
+            answer = asked if asked in supported else supported[0]
+            push(Response(msg.id, {"protocolVersion": answer, "capabilities": {}}))
+
+    return peer
+
+
+@pytest.mark.parametrize(
+    ("supported", "expected"),
+    [
+        (["2025-06-18"], "2025-06-18"),  # an older handshake version only
+        (["2024-11-05"], "2024-11-05"),  # the oldest we speak
+        (["2025-11-25", "2025-03-26"], "2025-11-25"),  # it speaks our newest: no downgrade
+    ],
+)
+def test_unsupported_protocol_error_falls_back_to_the_handshake(
+    supported: list[str], expected: str
+) -> None:
+    log: list[Message] = []
+    client = McpClient(MemoryTransport(_handshake_only_peer(supported, log)))
     client.connect(Cancel.with_timeout(5))
-    assert client.protocol_version == "2025-06-18"
+    assert not client.stateless and client.protocol_version == expected
+    methods = [getattr(m, "method", None) for m in log]
+    assert methods == ["server/discover", "initialize", "notifications/initialized"]
+    init = next(m for m in log if isinstance(m, Request) and m.method == "initialize")
+    assert (init.params or {})["protocolVersion"] == "2025-11-25"  # the newest, then negotiated
+    client.close()
+
+
+def test_a_server_listing_only_versions_we_lack_is_refused() -> None:
+    log: list[Message] = []
+    client = McpClient(MemoryTransport(_handshake_only_peer(["1999-01-01"], log)))
+    with pytest.raises(Exception, match="unsupported protocol version"):
+        client.connect(Cancel.with_timeout(5))
     client.close()

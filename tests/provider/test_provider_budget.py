@@ -13,10 +13,10 @@ from reasonix.provider.budget import (
     overflow_counts_output,
     resolve_max_tokens,
 )
-from reasonix.provider.budget import (
-    DEEPSEEK_AUTO_BUDGET as AUTO,
-)
 
+# The spec's literal (PROV-12/13, D10: "official DeepSeek 384K"), stated here rather
+# than imported, so a wrong constant in the code fails these tables.
+AUTO = 384 * 1024
 DS = "api.deepseek.com"
 OTHER = "llm.example.com"
 W = 1_000_000

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from unprivileged import run_python
 
 from reasonix.errors import PathDenied
 from reasonix.tool import ToolContext
@@ -155,24 +156,32 @@ def test_delete_only_class_member_still_keeps_pass(tmp_path: Path) -> None:
     assert os.path.getsize(tmp_path / "m.py") > 0
 
 
+_WRITE_THEN_MOVE = """
+import json, sys
+from pathlib import Path
+from reasonix.tool import ToolContext
+from reasonix.tool.builtin import move_file, write_file
+ctx = ToolContext(workspace=Path(sys.argv[1]))
+a = write_file.TOOL.execute(json.dumps({"path": "a.txt", "content": "x\\n"}), ctx)
+b = move_file.TOOL.execute(json.dumps({"source_path": "a.txt", "destination_path": "d/b.txt"}), ctx)
+print(json.dumps([[a.is_error, a.content], [b.is_error, b.content]]))
+"""
+
+
 @posix_only
-@pytest.mark.skipif(
-    sys.platform == "win32" or os.geteuid() == 0, reason="root ignores directory permissions"
-)
 def test_search_only_parent_does_not_block_writes(tmp_path: Path) -> None:
     locked = tmp_path / "locked"
     ws = locked / "ws"
     ws.mkdir(parents=True)
     locked.chmod(0o311)  # search and write, no read: like a 0711 home directory
-    try:
-        ctx = ToolContext(workspace=ws)
-        res = write_file.TOOL.execute(json.dumps({"path": "a.txt", "content": "x\n"}), ctx)
-        assert not res.is_error, res.content
-        res = move_file.TOOL.execute(
-            json.dumps({"source_path": "a.txt", "destination_path": "d/b.txt"}), ctx
-        )
-        assert not res.is_error, res.content
+    try:  # in a child with permission bits enforced: CI runs as root
+        out = run_python(_WRITE_THEN_MOVE, str(ws))
+        assert out.returncode == 0, out.stderr
+        for is_error, content in json.loads(out.stdout):
+            assert not is_error, content
         assert (ws / "d" / "b.txt").read_text() == "x\n"
+        probe = run_python("import os, sys; os.listdir(sys.argv[1])", str(locked))
+        assert probe.returncode != 0  # the parent really was unreadable to the tools
     finally:
         locked.chmod(0o755)
 

@@ -40,7 +40,10 @@ __all__ = [
 def list_facts(memory: Memory, scope: str = "all") -> str:
     """Every active fact of ``scope``."""
     facts = memory.facts(scope)
-    return "\n".join(describe_fact(f) for f in facts) if facts else "(no facts)"
+    lines = [describe_fact(f) for f in facts] or ["(no facts)"]
+    for store in memory.stores(scope):
+        lines += [f"(skipped damaged fact file {p}: {why})" for p, why in store.damaged.items()]
+    return "\n".join(lines)
 
 
 def search(memory: Memory, query: str, scope: str = "all") -> str:

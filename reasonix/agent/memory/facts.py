@@ -32,6 +32,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from reasonix.config.safe_read import MEMORY_LIMIT, read_text
 from reasonix.errors import ToolError
 
 __all__ = [
@@ -91,6 +92,9 @@ class Fact:
         return f"{self.title}\n{self.content}" if self.title else self.content
 
 
+_FIELD_TYPES: dict[str, type] = {"revision": int}  # every other front-matter field is text
+
+
 def format_fact(fact: Fact) -> str:
     """The file text of ``fact``."""
     head = [f"{k}: {json.dumps(getattr(fact, k), ensure_ascii=False)}" for k in _FIELDS]
@@ -117,6 +121,9 @@ def parse_fact(text: str) -> Fact:
             raise FactError(f"bad front matter value for {key!r}") from err
     body = "\n".join(lines[end + 1 :])
     body = body[:-1] if body.endswith("\n") else body
+    wrong = [k for k in _FIELDS if k in meta and not isinstance(meta[k], _FIELD_TYPES.get(k, str))]
+    if wrong or isinstance(meta.get("revision"), bool):
+        raise FactError(f"fact file field {(wrong or ['revision'])[0]!r} has the wrong type")
     try:
         fact = Fact(
             id=str(meta["id"]),
@@ -153,6 +160,7 @@ class FactStore:
         self.root = Path(root)
         self.scope = scope
         self.clock = clock
+        self.damaged: dict[Path, str] = {}  # fact files listings had to skip, and why
         self._lock = threading.Lock()
 
     # -- paths ----------------------------------------------------------------
@@ -181,9 +189,13 @@ class FactStore:
         if path.is_symlink():
             raise FactError(f"refusing to read a symlinked fact file: {path.name}")
         try:
-            return parse_fact(path.read_text(encoding="utf-8"))
+            # Not followed, regular files only, capped: a fact is a small file we wrote.
+            text = read_text(path, MEMORY_LIMIT, error=FactError, follow=False)
         except FileNotFoundError as err:
             raise FactError(f"no such fact file: {path.name}") from err
+        except (OSError, UnicodeDecodeError) as err:
+            raise FactError(f"cannot read fact file {path.name}: {err}") from err
+        return parse_fact(text)
 
     def _create(self, path: Path, fact: Fact) -> None:
         """Write a new file; an existing one (or a symlink) is never overwritten."""
@@ -242,8 +254,10 @@ class FactStore:
             return []
         out = []
         for path in sorted(self.root.glob("*.md")):
-            with contextlib.suppress(FactError):
+            try:
                 out.append(self._read(path))
+            except FactError as err:  # skipped, and said so by the listing (MEM-7)
+                self.damaged[path] = str(err)
         return out
 
     def get(self, fact_id: str) -> Fact:

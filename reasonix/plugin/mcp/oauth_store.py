@@ -26,6 +26,7 @@ from typing import Any
 
 from reasonix.config.atomic import write_atomic
 from reasonix.config.paths import home_dir
+from reasonix.config.safe_read import STATE_LIMIT, read_text
 from reasonix.errors import PluginError
 from reasonix.plugin.mcp.oauth_client import ClientInfo
 from reasonix.plugin.mcp.oauth_meta import AsMetadata, canonical_resource
@@ -171,13 +172,30 @@ def state_path(server: str) -> Path:
     return store_dir() / f"{stem}-{digest}.json"
 
 
+def _well_formed(doc: Any) -> bool:
+    """The shape :meth:`OAuthState.from_json` relies on (a hand-edited file may differ)."""
+    if not isinstance(doc, dict):
+        return False
+    scopes = doc.get("wanted_scopes") or []
+    return (
+        isinstance(doc.get("metadata"), dict)
+        and isinstance(doc.get("client"), dict)
+        and isinstance(doc.get("tokens") or {}, dict)
+        and isinstance(scopes, list)
+        and all(isinstance(x, str) for x in scopes)
+        and all(isinstance(doc.get(k), str) for k in ("server", "resource"))
+    )
+
+
 def _read(path: Path) -> OAuthState | None:
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
+        doc = json.loads(read_text(path, STATE_LIMIT, error=PluginError, follow=False))
+        if not _well_formed(doc):
+            return None
         return OAuthState.from_json(doc)
     except FileNotFoundError:
         return None
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, PluginError):
         return None  # a damaged file is as good as none; the next save replaces it
 
 

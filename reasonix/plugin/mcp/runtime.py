@@ -198,7 +198,8 @@ class ServerRuntime:
             self._restart(client.session.closed_reason, cancel)
             client = self.client
         if self.state != "ready" or client is None:
-            raise PluginError(self.error or "the server is still starting")
+            # One wording for a server that never got ready, however it is reached.
+            raise PluginError(self.error or _startup_message(McpTimeout(""), self.startup_timeout))
         return client
 
     def _restart(self, reason: str, cancel: Cancel) -> None:

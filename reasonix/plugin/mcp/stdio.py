@@ -23,6 +23,7 @@ from reasonix.cancel import Cancel
 from reasonix.errors import PluginError
 from reasonix.plugin.mcp.jsonrpc import FramingError, Message, decode_line, encode_line
 from reasonix.plugin.mcp.transport import Closed, Inbox, Incoming
+from reasonix.tool.children import popen
 
 __all__ = ["ENV_WHITELIST", "StdioTransport", "child_environment"]
 
@@ -110,20 +111,16 @@ class StdioTransport:
         if self.stderr_log is not None:
             self.stderr_log.parent.mkdir(parents=True, exist_ok=True)
             self._stderr_file = open(self.stderr_log, "ab")  # noqa: SIM115 - lives as long as the child
-        kwargs: dict[str, object] = {}
-        if os.name == "nt":
-            kwargs["creationflags"] = subprocess.CREATE_NEW_PROCESS_GROUP  # type: ignore[attr-defined]
-        else:
-            kwargs["start_new_session"] = True  # own process group: killpg reaches grandchildren
         try:
-            self._proc = subprocess.Popen(
+            # Own process group (killpg reaches grandchildren) and, on Linux, the
+            # parent-death signal: a SIGKILLed Reasonix leaves no server behind.
+            self._proc = popen(
                 [exe, *self.args],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=self._stderr_file if self._stderr_file else subprocess.DEVNULL,
                 env=self.env,
                 cwd=str(self.cwd) if self.cwd else None,
-                **kwargs,  # type: ignore[call-overload]
             )
         except OSError as exc:
             self._close_stderr()

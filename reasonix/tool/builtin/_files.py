@@ -19,6 +19,7 @@ from pathlib import Path
 
 from reasonix.errors import PathDenied, ToolError
 from reasonix.tool import ToolContext
+from reasonix.tool.builtin._regular import NotRegularFile, open_regular
 from reasonix.tool.paths import display_path, resolve_read, resolve_write
 
 __all__ = [
@@ -152,7 +153,11 @@ def check_regular_file(path: Path, shown: str) -> os.stat_result:
 def load_text(path: Path, shown: str) -> TextFile:
     """Read ``path`` as text; ToolError for a missing, special or binary file."""
     st = check_regular_file(path, shown)
-    data = path.read_bytes()
+    try:
+        with open_regular(path) as fh:  # checked again on the descriptor: no swap window
+            data = fh.read()
+    except NotRegularFile:
+        raise ToolError(f"{shown} is not a regular file (a device, FIFO or socket)") from None
     kind = binary_kind(data[:SNIFF_BYTES])
     if kind is not None:
         raise ToolError(f"{shown} is a binary file ({kind}); it cannot be edited as text")

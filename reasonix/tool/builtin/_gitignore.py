@@ -24,6 +24,7 @@ import re
 from dataclasses import dataclass, field
 
 from reasonix.errors import ToolError
+from reasonix.tool.builtin._regular import open_regular
 
 __all__ = [
     "IGNORE_FILES",
@@ -38,6 +39,7 @@ __all__ = [
 # Highest precedence first (ripgrep: custom .rgignore, then .ignore, then .gitignore).
 IGNORE_FILES = (".rgignore", ".ignore", ".gitignore")
 _GITIGNORE_KIND = 2  # index of ".gitignore" in IGNORE_FILES
+_IGNORE_FILE_CAP = 4 << 20  # a real ignore file is a few KiB; a huge one is not read whole
 
 
 def glob_to_regex(glob: str) -> str:
@@ -207,8 +209,9 @@ class IgnoreFile:
     def load(cls, directory: str, name: str) -> IgnoreFile | None:
         """Read ``directory/name``; None when absent, unreadable or empty."""
         try:
-            with open(os.path.join(directory, name), encoding="utf-8", errors="replace") as fh:
-                rules = parse_rules(fh.read())
+            # A planted FIFO or device under the name must not hang or flood the walk.
+            with open_regular(os.path.join(directory, name)) as fh:
+                rules = parse_rules(fh.read(_IGNORE_FILE_CAP).decode("utf-8", "replace"))
         except OSError:
             return None
         return cls(directory, rules) if rules else None

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 
 from reasonix.cancel import Cancel
 from reasonix.errors import Cancelled, ToolError
+from reasonix.tool.builtin._regular import open_regular
 from reasonix.tool.builtin._walk import walk_files
 
 __all__ = [
@@ -136,7 +137,7 @@ def search_python(q: GrepQuery, cancel: Cancel, cap: int | None = None) -> list[
 def _read_text(path: str) -> str | None:
     """The decoded text of ``path``, or None when unreadable or binary."""
     try:
-        with open(path, "rb") as fh:
+        with open_regular(path) as fh:
             # Chunked, stopping at the first NUL of a non-UTF-16 file: a large binary
             # (or an endless /proc file) is never read whole just to be skipped.
             parts = [fh.read(1 << 16)]

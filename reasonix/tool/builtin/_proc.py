@@ -26,6 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from reasonix.cancel import Cancel
+from reasonix.tool.children import popen
 
 __all__ = [
     "KILL_GRACE_SECONDS",
@@ -55,17 +56,18 @@ class RunOutcome:
 
 
 def spawn(argv: list[str], cwd: str, env: dict[str, str]) -> subprocess.Popen[bytes]:
-    """Start ``argv`` in a new session: stdin /dev/null, stdout+stderr one pipe."""
-    return subprocess.Popen(
+    """Start ``argv`` in a new session that dies with Reasonix (even a SIGKILL of it):
+    stdin /dev/null, stdout+stderr one pipe."""
+    proc: subprocess.Popen[bytes] = popen(
         argv,
         cwd=cwd,
         env=env,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
-        start_new_session=True,
         close_fds=True,
     )
+    return proc
 
 
 def _signal_group(pgid: int, sig: int) -> bool:

@@ -16,6 +16,7 @@ from typing import Any
 
 from reasonix.tool import ToolContext, ToolResult, register_builtin
 from reasonix.tool.base import FunctionTool
+from reasonix.tool.builtin._regular import open_regular
 from reasonix.tool.builtin._search_common import (
     HEAVY_DIRS,
     Displayer,
@@ -196,10 +197,10 @@ def outline(path: str) -> list[Symbol] | None:
     if ext not in SOURCE_EXTS:
         return None
     try:
-        if os.path.getsize(path) > MAX_FILE_BYTES:
-            return None
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            source = fh.read()
+        with open_regular(path) as fh:
+            if os.fstat(fh.fileno()).st_size > MAX_FILE_BYTES:
+                return None
+            source = fh.read(MAX_FILE_BYTES).decode("utf-8", "replace")
     except OSError:
         return None
     if "\0" in source:

@@ -15,6 +15,7 @@ from reasonix.cancel import Cancel
 from reasonix.errors import Cancelled, ToolError
 from reasonix.tool import ToolContext, ToolResult, register_builtin
 from reasonix.tool.base import FunctionTool
+from reasonix.tool.builtin._regular import open_regular
 from reasonix.tool.builtin._search_common import (
     FILE_TYPES,
     Displayer,
@@ -174,7 +175,7 @@ def _search(q: GrepQuery, ctx: ToolContext, cancel: Cancel) -> tuple[list[FileHi
 def _is_binary(path: str) -> bool:
     """True when the file holds a NUL byte anywhere (UTF-16 text with a BOM excepted)."""
     try:
-        with open(path, "rb") as fh:
+        with open_regular(path) as fh:
             chunk = fh.read(1 << 20)
             if chunk.startswith((b"\xff\xfe", b"\xfe\xff")):
                 return False

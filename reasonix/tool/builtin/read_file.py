@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import io
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from reasonix.errors import ToolError
 from reasonix.tool import CONTENT_LIMIT_BYTES, ToolContext, ToolResult, register_builtin
@@ -15,6 +16,7 @@ from reasonix.tool.builtin._files import (
     check_regular_file,
     detect_encoding,
 )
+from reasonix.tool.builtin._regular import NotRegularFile, open_regular
 from reasonix.tool.paths import display_path, resolve_read
 
 __all__ = ["DEFAULT_LIMIT", "MAX_LINE_CHARS", "TOOL"]
@@ -60,9 +62,16 @@ SCHEMA: dict[str, Any] = {
 
 def _lines(path: Path, encoding: str) -> Iterator[str]:
     # newline="" keeps \r\n so we strip exactly one line ending per line.
-    with open(path, encoding=encoding, errors="replace", newline="") as fh:
+    with io.TextIOWrapper(open_regular(path), encoding, "replace", newline="") as fh:
         for line in fh:
             yield line.rstrip("\r\n")
+
+
+def _open(real: Path, shown: str) -> BinaryIO:
+    try:
+        return open_regular(real)  # checked on the descriptor: no swap after the stat
+    except NotRegularFile:
+        raise ToolError(f"{shown} is not a regular file (a device, FIFO or socket)") from None
 
 
 def _render(number: int, line: str) -> str:
@@ -78,7 +87,7 @@ def _read(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     if offset < 0 or limit < 1:
         raise ToolError("offset must be >= 0 and limit >= 1")
     size = check_regular_file(real, shown).st_size
-    with open(real, "rb") as fh:
+    with _open(real, shown) as fh:
         head = fh.read(SNIFF_BYTES)
     kind = binary_kind(head)
     if kind is not None:
