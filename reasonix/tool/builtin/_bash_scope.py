@@ -74,7 +74,7 @@ def declared_roots(args: dict[str, Any], ctx: ToolContext) -> list[Path]:
                     "The command was NOT run."
                 )
             continue
-        outcome = scope.request(str(target), f"bash: {justification}")
+        outcome = scope.request(str(target), f"{justification} (bash: {_short(args)})")
         if not outcome.allowed:
             raise ToolError(f"{outcome.message}. The command was NOT run.")
         path = Path(outcome.path or target)
@@ -82,6 +82,11 @@ def declared_roots(args: dict[str, Any], ctx: ToolContext) -> list[Path]:
             _share(ctx, path)
         granted.append(path)
     return granted
+
+
+def _short(args: dict[str, Any], width: int = 160) -> str:
+    flat = " ".join(str(args.get("command", "")).split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
 def _share(ctx: ToolContext, path: Path) -> None:
