@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from e2e_task_env import ROOT, clean_env
+from e2e_task_env import clean_env
 from e2e_term import Term
 from fakes import FakeServer, ToolSpec, Turn
 
@@ -81,8 +81,11 @@ def test_headless_refuses_and_names_add_dir_then_add_dir_writes_only_there(
     target, stray = outside / "out", outside / "stray"
     target.mkdir()
     stray.mkdir()
-    call = bash_call(f"touch {target}/made; touch {stray}/nope; true",
-                     additional_write_dirs=[str(target)], justification="write the build")  # fmt: skip
+    call = bash_call(
+        f"touch {target}/made; touch {stray}/nope; true",
+        additional_write_dirs=[str(target)],
+        justification="write the build",
+    )
     ws, env = tmp_path / "repo", clean_env(tmp_path)
     with FakeServer("openai", [Turn.tools([call]), Turn.text_only("done")]) as srv:
         project(ws, srv.url)
@@ -114,7 +117,7 @@ def test_chat_scope_question_session_and_save(tmp_path: Path, outside: Path) -> 
                     justification="JUSTIFY-SESSION-4711",
                 )
             ]
-        ),  # fmt: skip
+        ),
         Turn.tools([bash_call(f"touch {session_dir}/b")]),  # later: no declaration, no question
         Turn.text_only("cached"),
         Turn.tools(
@@ -125,7 +128,7 @@ def test_chat_scope_question_session_and_save(tmp_path: Path, outside: Path) -> 
                     justification="JUSTIFY-SAVE-0815",
                 )
             ]
-        ),  # fmt: skip
+        ),
         Turn.text_only("saved"),
     ]
     ws = tmp_path / "repo"
@@ -227,7 +230,7 @@ def test_yolo_interactive_still_asks_and_runs_unsandboxed_when_approved(
 
 
 def test_under_a_deny_rule_the_escape_is_never_offered(tmp_path: Path, outside: Path) -> None:
-    cmd, script = escape_script(outside)
+    _, script = escape_script(outside)
     ws = tmp_path / "repo"
     with FakeServer("openai", script) as srv:
         project(ws, srv.url, '\n[permissions]\ndeny = ["Bash(touch:*)"]\n')
@@ -248,4 +251,3 @@ def test_under_a_deny_rule_the_escape_is_never_offered(tmp_path: Path, outside: 
     assert all("deny rule" in r for r in results), results
     assert "escape_sandbox" not in results[0]
     assert not (outside / "escaped").exists()
-    assert ROOT.is_dir()

@@ -29,7 +29,7 @@ def test_search_tool_is_sent_and_results_fold_into_one_chunk(kind: str) -> None:
         chunks = collect(provider(kind, srv.url, web_search=True), request(tools=[TOOL]))
         body = srv.requests[0].json
     tools = body["tools"]
-    assert [t.get("name") for t in tools][0] == "read_file"  # function tools keep their place
+    assert tools[0].get("name") == "read_file"  # function tools keep their place
     if kind == "anthropic":
         assert tools[-1] == {"type": "web_search_20250305", "name": "web_search"}
         assert "cache_control" in tools[0]  # the breakpoint stays on the last function tool

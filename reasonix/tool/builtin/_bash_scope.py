@@ -23,7 +23,6 @@ from typing import Any
 from reasonix.errors import PathDenied, ToolError
 from reasonix.permission.escape import EscapeGate
 from reasonix.permission.sandbox import SandboxSettings
-from reasonix.permission.sandbox.blame import sandbox_blame
 from reasonix.tool import ToolContext, ToolResult
 from reasonix.tool.paths import base_dir, real_path
 
@@ -130,6 +129,8 @@ def escape(
 
 def blame_note(command: str, output: str, ctx: ToolContext, roots: list[Path], cwd: str) -> str:
     """After a failed sandboxed run: the note saying the sandbox caused it ("" if it did not)."""
+    from reasonix.permission.sandbox.blame import sandbox_blame  # only after a failure
+
     sandbox = ctx.sandbox
     network = not isinstance(sandbox, SandboxSettings) or sandbox.network
     blame = sandbox_blame(output, roots=roots, cwd=Path(cwd), network=network)
