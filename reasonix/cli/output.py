@@ -97,6 +97,8 @@ _LIFECYCLE = frozenset(
         "web_search", "sandbox_escape",
     }
 )  # fmt: skip
+# Questions the host itself asks (not tools): their names are ours, not model output.
+_HOST_QUESTIONS = frozenset({"write scope", "sandbox escape"})
 _SECRET_FIELDS = frozenset(
     {"text", "arguments", "content", "message", "query", "results", "command", "justification"}
 )
@@ -118,7 +120,7 @@ def redacted_event(event: Event, tools: Collection[str] | None = None) -> dict[s
     if kind == "web_search":
         obj["result_count"] = len(obj["results"])
     for key in ("name", "tool"):
-        if key in obj and tools is not None and obj[key] not in tools:
+        if key in obj and tools is not None and obj[key] not in {*tools, *_HOST_QUESTIONS}:
             obj[key] = "(unknown)"
     return {"event": kind, **{k: v for k, v in obj.items() if k not in _SECRET_FIELDS}}
 

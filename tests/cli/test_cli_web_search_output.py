@@ -3,12 +3,13 @@ redacted --events-jsonl form, usage, and the start notice for a kind without sea
 
 from __future__ import annotations
 
-from reasonix.agent.events import SandboxEscape, WebSearch
+from reasonix.agent.events import ApprovalRequested, SandboxEscape, WebSearch
 from reasonix.agent.telemetry import Telemetry, usage_fields
 from reasonix.boot.parts import search_notice
 from reasonix.cli.output import event_json, redacted_event
 from reasonix.cli.search_card import MAX_RESULTS, card_lines
 from reasonix.config.model import ProviderConfig, ResolvedModel
+from reasonix.permission import ApprovalRequest
 from reasonix.provider.anthropic import AnthropicProvider
 from reasonix.provider.openai import OpenAIProvider
 from reasonix.provider.types import Usage, WebSearchResult
@@ -70,6 +71,11 @@ def test_escape_decisions_are_logged_without_the_command() -> None:
         "id": "call_1",
         "granted": False,
         "detail": "headless",
+    }
+    question = ApprovalRequested(ApprovalRequest("sandbox escape", "run OUTSIDE …", {}, (), "", ""))
+    assert redacted_event(question, tools=["bash"]) == {
+        "event": "approval_request",
+        "tool": "sandbox escape",
     }
 
 
