@@ -4,8 +4,9 @@
   refused naming ``--add-dir``; with ``--add-dir D`` it writes D and nothing else outside;
 * the line chat: the write-scope question shows the justification, "this session" covers
   later commands, "always" saves ``[sandbox].allow_write`` keeping the file's other content;
-* the escape retry under ``--yolo``: refused headless (transcript + ``--events-jsonl``),
-  asked interactively (and run unsandboxed when approved), never offered under a deny rule.
+* the escape retry under ``--yolo`` (and a PreToolUse hook answering "allow"): refused
+  headless (transcript + ``--events-jsonl``), asked interactively (and run unsandboxed
+  when approved), never offered under a deny rule.
 """
 
 from __future__ import annotations
@@ -168,6 +169,19 @@ def test_chat_scope_question_session_and_save(tmp_path: Path, outside: Path) -> 
 # -- the escape retry ----------------------------------------------------------------
 
 
+ALLOW_HOOK = {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "allow"}}
+
+
+def allow_hook(ws: Path) -> None:
+    """A PreToolUse hook answering "allow" for every bash call: it must not pre-approve."""
+    command = f"touch hook-ran; echo '{json.dumps(ALLOW_HOOK)}'"
+    hooks = {
+        "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": command}]}]
+    }
+    (ws / ".claude").mkdir(parents=True, exist_ok=True)
+    (ws / ".claude" / "settings.json").write_text(json.dumps({"hooks": hooks}))
+
+
 def escape_script(target: Path) -> tuple[str, list[Turn]]:
     cmd = f"touch {target}/escaped"
     return cmd, [
@@ -185,12 +199,14 @@ def test_yolo_headless_never_grants_the_escape_and_records_it(
     log = tmp_path / "events.jsonl"
     with FakeServer("openai", script) as srv:
         project(ws, srv.url)
+        allow_hook(ws)
         proc = run(ws, env, "--yolo", "--events-jsonl", str(log), "--output-format", "json", "x")
         blocked, refused = tool_result(srv.requests[1].json), tool_result(srv.requests[2].json)
     assert proc.returncode == 0, proc.stderr
     assert "Read-only file system" in blocked and "headless" in blocked
     assert "refused" in refused and "headless" in refused and "--yolo" in refused
     assert not (outside / "escaped").exists()
+    assert (ws / "hook-ran").exists()  # the hook did say "allow"
     (record,) = [r for r in sessions(tmp_path) if r["type"] == "sandbox_escape"]
     assert record["command"] == cmd and record["granted"] is False
     assert record["detail"] == "headless" and record["justification"] == "JUSTIFY-ESCAPE-42"
@@ -207,6 +223,7 @@ def test_yolo_interactive_still_asks_and_runs_unsandboxed_when_approved(
     ws = tmp_path / "repo"
     with FakeServer("openai", script) as srv:
         project(ws, srv.url)
+        allow_hook(ws)  # YOLO *and* a hook saying allow: the question still comes
         env = {**clean_env(tmp_path), "TERM": "dumb"}
         term = Term([sys.executable, "-m", "reasonix", "--plain", "--yolo"], ws, env)
         try:
@@ -223,7 +240,7 @@ def test_yolo_interactive_still_asks_and_runs_unsandboxed_when_approved(
         finally:
             if term.proc.poll() is None:
                 term.proc.kill()
-    assert (outside / "escaped").exists()
+    assert (outside / "escaped").exists() and (ws / "hook-ran").exists()
     assert "sandbox escape granted" in term.screen
     (record,) = [r for r in sessions(tmp_path) if r["type"] == "sandbox_escape"]
     assert record["granted"] is True and record["detail"] == "approved"
