@@ -48,10 +48,9 @@ DESCRIPTION = (
     "wait with wait, stop with kill_shell. To search/read/list/edit files prefer the "
     "dedicated tools (grep, glob, ls, read_file, edit_file) over grep/find/cat/sed in bash: "
     "they are faster, capped and respect the workspace rules. Commands run in an OS sandbox "
-    "that can write only the workspace and the approved directories: to write elsewhere, "
-    "list the directories in additional_write_dirs with a justification (the user approves). "
-    "Only when a result says the sandbox blocked a command may you retry that exact command "
-    "with escape_sandbox=true and a justification; the user must approve it."
+    "that writes only the workspace and approved directories: to write elsewhere, list them "
+    "in additional_write_dirs with a justification. Only after a result says the sandbox "
+    "blocked a command may you retry it with escape_sandbox=true (the user must approve)."
 )
 
 SCHEMA: dict[str, Any] = {
@@ -68,20 +67,18 @@ SCHEMA: dict[str, Any] = {
         "additional_write_dirs": {
             "type": "array",
             "items": {"type": "string"},
-            "description": "Directories outside the workspace this command must write to. "
-            "Each one outside the writable roots is shown to the user for approval (once, for "
-            "the session, or saved); headless runs refuse. Requires justification.",
+            "description": "Directories outside the workspace this command writes to; the user "
+            "approves each (headless runs refuse). Needs justification.",
         },
         "justification": {
             "type": "string",
-            "description": "Why the command needs additional_write_dirs or escape_sandbox; "
-            "shown to the user in the approval question.",
+            "description": "Why additional_write_dirs or escape_sandbox is needed; shown to "
+            "the user.",
         },
         "escape_sandbox": {
             "type": "boolean",
-            "description": "Retry this exact command once OUTSIDE the OS sandbox. Only valid "
-            "right after a result said the sandbox blocked this command; always needs the "
-            "user's explicit approval (never automatic) and a justification.",
+            "description": "Retry this exact command once outside the sandbox, only after a "
+            "result said the sandbox blocked it; needs the user's approval and a justification.",
             "default": False,
         },
     },
