@@ -43,6 +43,7 @@ def test_registering_the_builtin_tools_loads_no_heavy_helper() -> None:
                 "reasonix.tool.builtin._gitignore",
                 "reasonix.tool.builtin._grep_engine",
                 "reasonix.tool.builtin._walk",
+                "reasonix.permission.sandbox.blame",
             }
         ),
     )

@@ -13,7 +13,12 @@ MODULES = sorted(p for p in PKG.rglob("*.py") if "_vendor" not in p.parts)
 PRINTING_ALLOWED = ("reasonix/cli/", "reasonix/__main__.py")
 CJK = re.compile(r"[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uff00-\uffef]")
 # Modules that legitimately hold CJK text (directive tables, tokenizer tests data).
-CJK_ALLOWED = {"reasonix/agent/memory/bm25.py", "reasonix/agent/tokens.py"}
+# vocabulary data: Chinese stop words, token classes, constraint words of loss reports
+CJK_ALLOWED = {
+    "reasonix/agent/memory/bm25.py",
+    "reasonix/agent/tokens.py",
+    "reasonix/agent/loss.py",
+}
 CJK_ALLOWED_DIRS = ("reasonix/command/", "reasonix/agent/directives")
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from reasonix.cancel import Cancel
-from reasonix.provider.types import Usage
+from reasonix.provider.types import Usage, WebSearchResult
 
 __all__ = [
     "ApprovalRequested",
@@ -24,11 +24,13 @@ __all__ = [
     "Notice",
     "ReasoningDelta",
     "Runner",
+    "SandboxEscape",
     "StepStart",
     "TextDelta",
     "ToolEnd",
     "ToolStart",
     "UsageReport",
+    "WebSearch",
 ]
 
 
@@ -73,6 +75,55 @@ class ToolEnd:
     is_error: bool
     seconds: float
     blocked: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class WebSearch:
+    """A web search the *provider* ran on its side while answering (not a local tool call).
+
+    Emitted once per search, as soon as its results arrive — usually before the
+    answer text that uses them. Fields:
+
+    * ``call_id`` — the vendor's id of the search (``srvtoolu_…`` on Anthropic,
+      ``ws_…`` on Responses); unique within the session.
+    * ``query`` — what the model searched for ("" when the vendor did not say).
+    * ``results`` — the hits in the vendor's order, each a
+      :class:`~reasonix.provider.types.WebSearchResult` with ``title`` and ``url``.
+      ``title`` may be "" (OpenAI Responses reports consulted sources as bare URLs).
+    * ``error`` — the vendor's error code when the search failed
+      (``max_uses_exceeded``, ``too_many_requests``, ``failed`` …), else "".
+
+    Frontends show it as a compact card: the query, then one line per result with
+    its title and URL (as a link where the terminal supports it). Titles, URLs and
+    the query are untrusted remote text: sanitise before printing. The agent also
+    records it in the transcript as ``{"type": "web_search", …}``; usage counts it
+    in ``Usage.web_search_requests`` where the vendor reports searches.
+    """
+
+    call_id: str
+    query: str
+    results: tuple[WebSearchResult, ...]
+    error: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class SandboxEscape:
+    """The decision on a request to re-run one bash command outside the OS sandbox.
+
+    The bash tool offers this only after the sandbox visibly caused a failure;
+    granting it always takes a fresh human answer (auto, YOLO, rules and hooks
+    never grant it; headless runs refuse). Emitted after the tool call that asked,
+    before its :class:`ToolEnd`; also recorded in the transcript as
+    ``{"type": "sandbox_escape", …}``. ``command`` is the exact command,
+    ``justification`` the model's reason, ``granted`` the outcome and ``detail``
+    why (``approved once by the user``, ``headless``, ``declined`` …).
+    """
+
+    call_id: str
+    command: str
+    justification: str
+    granted: bool
+    detail: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,6 +197,8 @@ Event = (
     | ToolStart
     | ToolEnd
     | UsageReport
+    | WebSearch
+    | SandboxEscape
     | Notice
     | Done
     | Error

@@ -26,7 +26,7 @@ from reasonix.permission.modes import Decision
 from reasonix.provider.types import ToolCall
 from reasonix.tool import Registry, Tool, ToolContext, ToolResult
 
-from .events import ApprovalRequested, Event, Notice, ToolEnd, ToolStart
+from .events import ApprovalRequested, Event, Notice, SandboxEscape, ToolEnd, ToolStart
 from .ports import GateLike
 
 __all__ = ["EventApprover", "run_calls", "run_in_worker"]
@@ -72,9 +72,21 @@ def _execute(tool: Tool, call: ToolCall, ctx: ToolContext, emit: Emit) -> ToolRe
         result = tool.execute(call.arguments, ctx)
     except Exception as err:  # noqa: BLE001 - a tool bug becomes a result, never a crash
         result = ToolResult.error(f"{call.name}: internal error {type(err).__name__}: {err}")
+    escape = result.metadata.get("sandbox_escape")
     if ctx.cancel.cancelled and not result.is_error:
         result = ToolResult.error(f"{call.name}: cancelled by the user", partial=result.content)
     result = _post_tool_hooks(call, result, ctx, emit)
+    if isinstance(escape, dict):  # the bash tool decided an unsandboxed retry (§3.7, §9)
+        result.metadata["sandbox_escape"] = escape
+        emit(
+            SandboxEscape(
+                call.id,
+                str(escape.get("command", "")),
+                str(escape.get("justification", "")),
+                bool(escape.get("granted")),
+                str(escape.get("detail", "")),
+            )
+        )
     emit(ToolEnd(call.id, call.name, result.content, result.is_error, time.monotonic() - start))
     return result
 

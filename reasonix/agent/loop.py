@@ -35,7 +35,15 @@ from reasonix.errors import (
     ReasonixError,
 )
 from reasonix.provider import Provider
-from reasonix.provider.types import Message, Request, Role, ToolCall, ToolSchema, Usage
+from reasonix.provider.types import (
+    Message,
+    Request,
+    Role,
+    ToolCall,
+    ToolSchema,
+    Usage,
+    WebSearchCall,
+)
 from reasonix.tool import Registry, ToolContext, ToolResult
 
 from . import oversize
@@ -260,6 +268,12 @@ class Agent:
         if self.context is not None:
             self.context.observe_usage(usage.input_tokens)
 
+    def _searched(self, found: WebSearchCall) -> None:
+        """A provider-side web search: into the transcript, beside the answer it informs."""
+        results = [{"title": r.title, "url": r.url} for r in found.results]
+        record = {"type": "web_search", "id": found.id, "query": found.query, "results": results}
+        self.session.append({**record, **({"error": found.error} if found.error else {})})
+
     def _ask(self, cancel: Cancel, step: int) -> Generator[Event, None, Message]:
         """Stream one answer; an empty one is retried once with the same frozen request."""
         request = yield from self._request(cancel)
@@ -268,7 +282,13 @@ class Agent:
             yield StepStart(step)
             try:
                 reply = yield from stream_reply(
-                    self.provider, request, cancel, step, self._observe, self._commit
+                    self.provider,
+                    request,
+                    cancel,
+                    step,
+                    self._observe,
+                    self._commit,
+                    searched=self._searched,
                 )
             except StreamCancelled as err:
                 self._commit()
@@ -339,5 +359,8 @@ class Agent:
         for i, (call, result) in enumerate(zip(calls, results, strict=True)):
             text = result.content + ("\n\n" + nudge if nudge and i == len(calls) - 1 else "")
             raw = result.raw_content if result.raw_content != result.content else ""
+            escape = result.metadata.get("sandbox_escape")
+            if isinstance(escape, dict):  # §3.7: every escape decision is on the record
+                self.session.append({"type": "sandbox_escape", "call_id": call.id, **escape})
             self._append(Message(Role.TOOL, text, tool_call_id=call.id, name=call.name), raw=raw)
         cancel.raise_if_cancelled()

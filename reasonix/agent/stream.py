@@ -12,9 +12,17 @@ from typing import Any
 from reasonix.cancel import Cancel
 from reasonix.errors import Cancelled, ProviderStreamError
 from reasonix.provider import Provider
-from reasonix.provider.types import ChunkKind, Message, Request, Role, ToolCall, Usage
+from reasonix.provider.types import (
+    ChunkKind,
+    Message,
+    Request,
+    Role,
+    ToolCall,
+    Usage,
+    WebSearchCall,
+)
 
-from .events import Event, ReasoningDelta, TextDelta, UsageReport
+from .events import Event, ReasoningDelta, TextDelta, UsageReport, WebSearch
 
 __all__ = ["StreamCancelled", "stream_reply"]
 
@@ -34,11 +42,13 @@ def stream_reply(
     step: int,
     observe: Callable[[Usage], None],
     on_first: Callable[[], None] | None = None,
+    searched: Callable[[WebSearchCall], None] | None = None,
 ) -> Generator[Event, None, Message]:
-    """Stream ``request``; yield deltas and usage; return the assistant message.
+    """Stream ``request``; yield deltas, server-side searches and usage; return the message.
 
     ``on_first`` is called once, before the first chunk is handled: the
     server has taken the request (a refusal arrives before any chunk).
+    ``searched`` sees each provider-side web search as it arrives (the agent records it).
     """
     text: list[str] = []
     reasoning: list[str] = []
@@ -57,6 +67,11 @@ def stream_reply(
                 yield ReasoningDelta(chunk.text)
             elif chunk.kind is ChunkKind.TOOL_CALL and chunk.tool_call is not None:
                 calls.append(chunk.tool_call)
+            elif chunk.kind is ChunkKind.WEB_SEARCH and chunk.search is not None:
+                found = chunk.search
+                if searched is not None:
+                    searched(found)
+                yield WebSearch(found.id, found.query, found.results, found.error)
             elif chunk.kind is ChunkKind.USAGE and chunk.usage is not None:
                 observe(chunk.usage)
                 yield UsageReport(step, chunk.usage)

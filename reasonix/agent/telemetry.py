@@ -48,15 +48,23 @@ class Cost:
         return f"{sign}{self.amount:.4f}"
 
 
-def usage_fields(u: Usage) -> dict[str, int]:
-    """The result object's ``usage`` block (Anthropic-style names)."""
+def usage_fields(u: Usage) -> dict[str, Any]:
+    """The result object's ``usage`` block (Anthropic-style names).
+
+    Server-side web searches appear as ``server_tool_use.web_search_requests``
+    (Anthropic's name) only when there were any, so the common block stays the
+    four token counts.
+    """
     uncached = max(0, u.input_tokens - u.cache_read_tokens - u.cache_write_tokens)
-    return {
+    out: dict[str, Any] = {
         "input_tokens": uncached,
         "output_tokens": u.output_tokens,
         "cache_read_input_tokens": u.cache_read_tokens,
         "cache_creation_input_tokens": u.cache_write_tokens,
     }
+    if u.web_search_requests:
+        out["server_tool_use"] = {"web_search_requests": u.web_search_requests}
+    return out
 
 
 def _num(price: Mapping[str, Any], key: str, fallback: float) -> float:
@@ -122,4 +130,7 @@ class Telemetry:
             f"cache hit {ratio:.0%}" if ratio is not None else "cache hit n/a",
             f"cost {cost} ({cost.currency})" if cost else "cost unknown",
         ]
+        if t.web_search_requests:  # billed per search by the vendor, on top of tokens
+            n = t.web_search_requests
+            parts.insert(2, f"{n} web search{'es' if n != 1 else ''}")
         return " · ".join(parts)

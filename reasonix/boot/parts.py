@@ -30,6 +30,7 @@ __all__ = [
     "build_registry",
     "context_for",
     "price_for_model",
+    "search_notice",
     "window_for",
 ]  # fmt: skip
 
@@ -53,6 +54,20 @@ def build_provider(resolved: ResolvedModel) -> Any:
     with contextlib.suppress(ImportError):  # built-in kinds register when imported (ARCH-3)
         importlib.import_module(f"reasonix.provider.{kind}")
     return provider.new(kind, resolved.provider)
+
+
+def search_notice(resolved: ResolvedModel, provider: Any) -> list[str]:
+    """The one-line start notice when ``web_search = true`` has no server-side search here.
+
+    Nothing is added to the request in that case (tools and system prompt stay the same).
+    """
+    p = resolved.provider
+    if not p.web_search or getattr(provider, "supports_web_search", False):
+        return []
+    return [
+        f"web_search: provider {p.name!r} (kind {p.kind}) has no server-side web search; "
+        "the setting is ignored (kinds anthropic and responses support it)"
+    ]
 
 
 def build_registry(cfg: Config, ablate: list[str]) -> Registry:

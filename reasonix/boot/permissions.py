@@ -1,4 +1,7 @@
-"""The run's permission gate, write-scope gate and tool context (CFG-10, CFG-13/14)."""
+"""The run's permission gate, write-scope gate, sandbox-escape gate and tool context.
+
+CFG-10, CFG-13/14; spec §3.7 and §9 for the escape.
+"""
 
 from __future__ import annotations
 
@@ -13,7 +16,7 @@ from reasonix.config.model import Config
 from reasonix.errors import ConfigError
 from reasonix.tool import ToolContext
 
-__all__ = ["build_gate", "naming_file", "scope_gate", "tool_context"]
+__all__ = ["build_gate", "escape_gate", "naming_file", "scope_gate", "tool_context"]
 
 
 @contextlib.contextmanager
@@ -85,6 +88,22 @@ def scope_gate(roots: list[Path], workspace: Path, approver: EventApprover | Non
         approver=_scope_question(approver) if approver is not None else None,
         persist=persist,
     )
+
+
+def escape_gate(gate: Any, approver: EventApprover | None) -> Any:
+    """§3.7/§9: one unsandboxed bash retry, asked freshly of a human every time.
+
+    ``approver`` None = headless: every request is refused (YOLO and auto too).
+    Whatever the run's policy denies (a deny rule) is never offered; the policy is
+    read at call time, so a mode change during the session counts.
+    """
+    from reasonix import permission
+
+    def denied(command: str) -> str:
+        verdict = gate.policy.evaluate("bash", False, {"command": command})
+        return str(verdict.reason) if verdict.decision is permission.Decision.DENY else ""
+
+    return permission.EscapeGate(approver=approver, denied=denied)
 
 
 def _scope_question(approver: EventApprover) -> Callable[[Any], Any]:

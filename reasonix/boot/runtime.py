@@ -46,9 +46,10 @@ from .parts import (
     context_for,
     hooks_for,
     price_for_model,
+    search_notice,
     window_for,
 )
-from .permissions import build_gate, tool_context
+from .permissions import build_gate, escape_gate, tool_context
 from .plugins import start_plugins
 from .sessions import open_session
 
@@ -347,11 +348,14 @@ def build_runtime(options: RuntimeOptions) -> Runtime:
     current = [session]  # the session the memory tools and the pager read
     mcp: Any = None
     notices: list[str] = [*cfg.warnings, *session.notices]
+    if options.provider is None:  # an injected provider (replay) sends nothing anywhere
+        notices += search_notice(resolved, provider)
     interactive = options.interactive
     try:
         approver = EventApprover()
         gate = build_gate(cfg, options.allowed_tools, approver if interactive else None, workspace)
         ctx = tool_context(cfg, workspace, session, not interactive, approver)
+        ctx.extra["sandbox_escape"] = escape_gate(gate, approver if interactive else None)
         ctx.extra.update(memory_extra(cfg.permissions.mode, approver if interactive else None))
         memory = Memory.for_workspace(workspace)
         for tool in controller_tools(memory, workspace, lambda: current[0], cfg.tools.enabled):

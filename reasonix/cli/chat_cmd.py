@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import signal
 import sys
 from collections.abc import Callable
@@ -29,14 +30,17 @@ from reasonix.agent.events import (
     Notice,
     ReasoningDelta,
     Runner,
+    SandboxEscape,
     TextDelta,
     ToolEnd,
     ToolStart,
+    WebSearch,
 )
 from reasonix.agent.telemetry import Telemetry
 from reasonix.boot import Runtime
 from reasonix.cancel import Cancel
 from reasonix.cli.safe_text import printable
+from reasonix.cli.search_card import card_lines
 from reasonix.cli.setup_run import add_run_flags, build
 from reasonix.command.api import CommandResult
 from reasonix.command.registry import CommandRegistry, plain_text
@@ -315,6 +319,16 @@ class _View:
             lines = event.content.count("\n") + 1 if event.content else 0
             detail = _short(event.content) if event.is_error else f"{lines} lines"
             print(f"  {mark} · {_short(event.name)} · {detail}")
+        elif isinstance(event, WebSearch):
+            self._newline()
+            links = _tty() and os.environ.get("TERM", "dumb") != "dumb"
+            for line in card_lines(event, links=links):
+                print(line)
+        elif isinstance(event, SandboxEscape):
+            verdict = "granted" if event.granted else "refused"
+            print(
+                f"  sandbox escape {verdict} ({_short(event.detail, 60)}) · {_short(event.command)}"
+            )
         elif isinstance(event, Notice):
             self._newline()
             print(printable(f"[{event.text}]"))
@@ -342,6 +356,8 @@ def _ask(request: ApprovalRequest) -> ApprovalChoice:
     }
     reason = f"  — {request.reason}" if request.reason else ""
     print(printable(f"\n? allow {request.summary}{reason}"))
+    if request.tool_name == "sandbox escape":  # §9: say plainly what "once" means here
+        print("  ! without the OS sandbox: it can write anywhere you can; asked every time")
     print(printable("  " + "  ".join(labels[c] for c in request.choices if c in labels)))
     previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:

@@ -19,11 +19,13 @@ from reasonix.agent.events import (
     Event,
     Notice,
     ReasoningDelta,
+    SandboxEscape,
     StepStart,
     TextDelta,
     ToolEnd,
     ToolStart,
     UsageReport,
+    WebSearch,
 )
 from reasonix.agent.telemetry import Telemetry, estimate_cost, usage_fields
 
@@ -58,6 +60,23 @@ def event_json(event: Event) -> dict[str, Any] | None:
         }
     if isinstance(event, UsageReport):
         return {"type": "usage", "step": event.step, "usage": usage_fields(event.usage)}
+    if isinstance(event, WebSearch):
+        return {
+            "type": "web_search",
+            "id": event.call_id,
+            "query": event.query,
+            "results": [{"title": r.title, "url": r.url} for r in event.results],
+            "error": event.error,
+        }
+    if isinstance(event, SandboxEscape):
+        return {
+            "type": "sandbox_escape",
+            "id": event.call_id,
+            "command": event.command,
+            "justification": event.justification,
+            "granted": event.granted,
+            "detail": event.detail,
+        }
     if isinstance(event, Notice):
         return {"type": "notice", "kind": event.kind, "text": event.text}
     if isinstance(event, ApprovalRequested):
@@ -70,11 +89,19 @@ def event_json(event: Event) -> dict[str, Any] | None:
 
 
 # What --events-jsonl keeps: lifecycle events only, minus every field that could
-# carry a prompt, an argument, an output or a path.
+# carry a prompt, an argument, an output or a path. A web search keeps its result
+# count; a sandbox escape its outcome (granted, and the one-word detail).
 _LIFECYCLE = frozenset(
-    {"request", "tool_start", "tool_end", "usage", "notice", "approval_request", "error"}
+    {
+        "request", "tool_start", "tool_end", "usage", "notice", "approval_request", "error",
+        "web_search", "sandbox_escape",
+    }
+)  # fmt: skip
+# Questions the host itself asks (not tools): their names are ours, not model output.
+_HOST_QUESTIONS = frozenset({"write scope", "sandbox escape"})
+_SECRET_FIELDS = frozenset(
+    {"text", "arguments", "content", "message", "query", "results", "command", "justification"}
 )
-_SECRET_FIELDS = frozenset({"text", "arguments", "content", "message"})
 
 
 def redacted_event(event: Event, tools: Collection[str] | None = None) -> dict[str, Any] | None:
@@ -90,8 +117,10 @@ def redacted_event(event: Event, tools: Collection[str] | None = None) -> dict[s
     if obj is None or obj["type"] not in _LIFECYCLE:
         return None
     kind = obj.pop("type")
+    if kind == "web_search":
+        obj["result_count"] = len(obj["results"])
     for key in ("name", "tool"):
-        if key in obj and tools is not None and obj[key] not in tools:
+        if key in obj and tools is not None and obj[key] not in {*tools, *_HOST_QUESTIONS}:
             obj[key] = "(unknown)"
     return {"event": kind, **{k: v for k, v in obj.items() if k not in _SECRET_FIELDS}}
 

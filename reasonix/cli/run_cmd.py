@@ -30,10 +30,12 @@ from reasonix.agent.events import (
     Event,
     Notice,
     Runner,
+    SandboxEscape,
     StepStart,
     TextDelta,
     ToolEnd,
     ToolStart,
+    WebSearch,
 )
 from reasonix.agent.telemetry import Telemetry
 from reasonix.boot import Runtime
@@ -319,6 +321,15 @@ def _show_text(event: Event) -> None:
         sys.stdout.flush()
     elif isinstance(event, ToolStart):
         sys.stderr.write(f"\n· {printable(event.name, keep_newlines=False)}\n")
+    elif isinstance(event, WebSearch):
+        from reasonix.cli.search_card import card_lines
+
+        sys.stderr.write("\n" + "\n".join(card_lines(event)) + "\n")
+    elif isinstance(event, SandboxEscape):
+        verdict = "granted" if event.granted else "refused"
+        sys.stderr.write(
+            printable(f"  sandbox escape {verdict} ({event.detail})", keep_newlines=False) + "\n"
+        )
     elif isinstance(event, Notice) and event.kind in ("compaction", "context_window"):
         sys.stderr.write(printable(f"[{event.text}]") + "\n")
     elif isinstance(event, ToolEnd) and event.is_error:

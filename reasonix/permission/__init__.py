@@ -7,7 +7,8 @@ Public surface (see docs/PERMISSIONS.md)::
     gate = Gate(policy.with_allow(parse_allowed_tools(flags)), approver, persist)
     gate.check(tool_name, read_only, args) -> GateOutcome
 
-The OS sandbox for bash lives in :mod:`reasonix.permission.sandbox`.
+The OS sandbox for bash lives in :mod:`reasonix.permission.sandbox`; the
+write-scope and sandbox-escape questions in :mod:`.scope` and :mod:`.escape`.
 """
 
 from __future__ import annotations
@@ -22,17 +23,21 @@ from reasonix.permission.approval import (
     parse_allowed_tools,
 )
 from reasonix.permission.bash import BashAnalysis, Kind, Segment, analyze
+from reasonix.permission.escape import ESCAPE_ARG, EscapeGate, EscapeOutcome
 from reasonix.permission.modes import Decision, Mode, parse_mode
 from reasonix.permission.policy import Policy, Verdict, suggest_rule
 from reasonix.permission.rules import Rule, parse_rule
 from reasonix.permission.scope import ScopeChoice, ScopeGate, ScopeOutcome, ScopeRequest
 
 __all__ = [
+    "ESCAPE_ARG",
     "ApprovalChoice",
     "ApprovalRequest",
     "Approver",
     "BashAnalysis",
     "Decision",
+    "EscapeGate",
+    "EscapeOutcome",
     "Gate",
     "GateOutcome",
     "Kind",

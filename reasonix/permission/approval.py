@@ -25,6 +25,7 @@ from reasonix.permission.policy import Policy, Verdict, conservative_prefix_rule
 from reasonix.permission.rules import parse_rule
 
 __all__ = [
+    "ESCAPE_ARG",
     "ApprovalChoice",
     "ApprovalRequest",
     "Approver",
@@ -32,9 +33,18 @@ __all__ = [
     "GateOutcome",
     "build_gate",
     "headless_message",
+    "is_escape_request",
     "parse_allowed_tools",
     "summarize_call",
 ]
+
+
+ESCAPE_ARG = "escape_sandbox"  # bash: ask for one unsandboxed retry (permission.escape)
+
+
+def is_escape_request(tool_name: str, args: dict[str, Any]) -> bool:
+    """True for a bash call asking to run outside the sandbox."""
+    return tool_name == "bash" and args.get(ESCAPE_ARG) is True
 
 
 class ApprovalChoice(enum.Enum):
@@ -129,6 +139,11 @@ class Gate:
                 return GateOutcome(False, f"denied: {verdict.reason}", Decision.DENY)
             return GateOutcome(True, verdict.reason, verdict.decision)
         verdict = self.policy.evaluate(tool_name, read_only, args)
+        if is_escape_request(tool_name, args) and verdict.decision is not Decision.DENY:
+            # The retry outside the sandbox is asked by the tool itself, always and only as a
+            # fresh human question (EscapeGate): no rule or mode decides it here, and the
+            # user is not asked twice. A deny rule still refuses it before anything else.
+            return GateOutcome(True, "sandbox escape: a fresh human approval follows", Decision.ASK)
         if verdict.decision is Decision.ALLOW:
             return GateOutcome(True, verdict.reason, Decision.ALLOW)
         if verdict.decision is Decision.DENY:

@@ -157,6 +157,9 @@ class SSEProvider:
     """
 
     kind = ""
+    # True when the kind maps ``web_search = true`` to the vendor's server-side search;
+    # otherwise the setting is ignored (the request is unchanged) and the caller says so.
+    supports_web_search = False
 
     def __init__(self, cfg: Any, client: HTTPClient | None = None) -> None:
         self.cfg = cfg

@@ -19,6 +19,8 @@ __all__ = [
     "ToolCall",
     "ToolSchema",
     "Usage",
+    "WebSearchCall",
+    "WebSearchResult",
 ]
 
 
@@ -123,6 +125,29 @@ class Request:
     effort: str = ""
 
 
+@dataclass(frozen=True)
+class WebSearchResult:
+    """One hit of a server-side web search: the page title ("" when unreported) and URL."""
+
+    title: str
+    url: str
+
+
+@dataclass(frozen=True)
+class WebSearchCall:
+    """A web search the vendor ran on its side during one answer (not a local tool).
+
+    ``id`` is the vendor's id (``srvtoolu_…``, ``ws_…``); ``query`` what the
+    model searched for; ``results`` the hits in the vendor's order; ``error``
+    the vendor's error code when the search failed ("" when it did not).
+    """
+
+    id: str
+    query: str
+    results: tuple[WebSearchResult, ...] = ()
+    error: str = ""
+
+
 @dataclass
 class Usage:
     """Token accounting for one model call, normalised across wire formats.
@@ -130,7 +155,8 @@ class Usage:
     ``input_tokens`` is the whole prompt, cached parts included (Anthropic's
     separate counters are summed); ``cache_read_tokens`` and
     ``cache_write_tokens`` are parts of it; ``reasoning_tokens`` is part of
-    ``output_tokens``.
+    ``output_tokens``. ``web_search_requests`` counts the server-side searches
+    the vendor ran (and bills per call) for this request.
     """
 
     input_tokens: int = 0
@@ -138,6 +164,7 @@ class Usage:
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
     reasoning_tokens: int = 0
+    web_search_requests: int = 0
 
     def add(self, other: Usage) -> None:
         """Accumulate ``other`` into this usage."""
@@ -146,6 +173,7 @@ class Usage:
         self.cache_read_tokens += other.cache_read_tokens
         self.cache_write_tokens += other.cache_write_tokens
         self.reasoning_tokens += other.reasoning_tokens
+        self.web_search_requests += other.web_search_requests
 
 
 class ChunkKind(str, enum.Enum):
@@ -155,6 +183,7 @@ class ChunkKind(str, enum.Enum):
     REASONING = "reasoning"
     TOOL_CALL = "tool_call"
     USAGE = "usage"
+    WEB_SEARCH = "web_search"
     DONE = "done"
     ERROR = "error"
 
@@ -165,7 +194,8 @@ class Chunk:
 
     Exactly one payload is meaningful per kind: ``text`` for TEXT/REASONING,
     ``tool_call`` (always complete) for TOOL_CALL, ``usage`` for USAGE,
-    ``finish_reason`` and ``reasoning_meta`` for DONE, ``error`` for ERROR.
+    ``search`` for WEB_SEARCH (yielded as soon as the vendor's search result
+    arrives), ``finish_reason`` and ``reasoning_meta`` for DONE, ``error`` for ERROR.
 
     ``finish_reason`` is normalised to ``stop``, ``tool_calls``, ``length`` or
     ``content_filter`` where the vendor's value maps. ``reasoning_meta`` holds
@@ -181,3 +211,4 @@ class Chunk:
     finish_reason: str = ""
     reasoning_meta: dict[str, Any] = field(default_factory=dict)
     error: Exception | None = None
+    search: WebSearchCall | None = None

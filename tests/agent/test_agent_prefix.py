@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fakes import FakeServer, ToolSpec, Turn
+from fakes import FakeServer, SearchSpec, ToolSpec, Turn
 
 import reasonix.provider as provider_registry
 from reasonix.agent.events import Done
@@ -61,18 +61,27 @@ def _strip_cache(value: Any) -> Any:
     return value
 
 
-@pytest.mark.parametrize("kind", KINDS)
-def test_thirty_requests_extend_each_other(kind: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("kind", "search"),
+    [*((k, False) for k in KINDS), ("anthropic", True), ("responses", True)],
+)
+def test_thirty_requests_extend_each_other(kind: str, search: bool, tmp_path: Path) -> None:
+    """With ``web_search = true`` every third answer also runs a server-side search."""
     _load_kind(kind)
     script: list[Turn] = []
     for turn in range(10):
         script.append(Turn.tools([ToolSpec("count", f'{{"n": {turn}}}', id=f"a{turn}")], text="a"))
+        if search and turn % 3 == 0:
+            hits = [(f"hit {turn}", f"https://example.org/{turn}")]
+            script[-1].searches = [SearchSpec(f"query {turn}", hits, id=f"s{turn}")]
         script.append(Turn.tools([ToolSpec("count", f'{{"n": {turn + 1}}}', id=f"b{turn}")]))
         script.append(Turn.text_only(f"answer {turn}", reasoning="thought" if turn % 2 else ""))
     reg = Registry()
     reg.add(FunctionTool("count", "count", SCHEMA, lambda a, c: "n=" + str(a["n"]), read_only=True))
     with FakeServer(kind, script) as srv:
-        cfg = ProviderConfig(name="fake", kind=kind, base_url=srv.url, models=["fake-model"])
+        cfg = ProviderConfig(
+            name="fake", kind=kind, base_url=srv.url, models=["fake-model"], web_search=search
+        )
         cfg.api_key = "k"
         prov = provider_registry.new(kind, cfg)
         with Session.create(tmp_path) as session:

@@ -113,7 +113,7 @@ def test_run_compact_reports_what_it_did(tmp_path: Path, pyz: Path) -> None:
     with FakeServer("openai", script) as srv:
         ws, env = _ws(tmp_path, srv.url)
         with (ws / "reasonix.toml").open("a") as fh:
-            fh.write("context_window = 10000\n")
+            fh.write("context_window = 12000\n")  # room for the tool schemas to grow
         for i in (1, 2, 3):
             words = " ".join(f"word{i}x{j}" for j in range(400))
             (ws / f"f{i}.txt").write_text(words + "\n")
@@ -240,7 +240,7 @@ def test_sigterm_during_compact_is_a_cancel(tmp_path: Path, pyz: Path) -> None:
     with FakeServer("openai", [*script, slow]) as srv:
         ws, env = _ws(tmp_path, srv.url)
         with (ws / "reasonix.toml").open("a") as fh:
-            fh.write("context_window = 10000\n")
+            fh.write("context_window = 12000\n")  # room for the tool schemas to grow
         for i in (1, 2, 3):
             (ws / f"f{i}.txt").write_text(" ".join(f"word{i}x{j}" for j in range(400)) + "\n")
         first = subprocess.run([sys.executable, str(pyz), "run", "--json", "read"], cwd=ws,

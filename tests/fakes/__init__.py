@@ -11,13 +11,14 @@ Usage::
 from __future__ import annotations
 
 from fakes import dialects
-from fakes.script import Fault, Step, ToolSpec, Turn, step_from_dict
+from fakes.script import Fault, SearchSpec, Step, ToolSpec, Turn, step_from_dict
 from fakes.server import FakeServer, RecordedRequest
 
 __all__ = [
     "FakeServer",
     "Fault",
     "RecordedRequest",
+    "SearchSpec",
     "Step",
     "ToolSpec",
     "Turn",

@@ -18,7 +18,7 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-__all__ = ["Fault", "Step", "ToolSpec", "Turn", "split_text", "step_from_dict"]
+__all__ = ["Fault", "SearchSpec", "Step", "ToolSpec", "Turn", "split_text", "step_from_dict"]
 
 
 @dataclass
@@ -27,6 +27,20 @@ class ToolSpec:
 
     name: str
     arguments: str = "{}"
+    id: str = ""
+
+
+@dataclass
+class SearchSpec:
+    """One server-side web search the fake vendor runs before the answer text.
+
+    ``results`` are ``(title, url)`` pairs; ``error`` (e.g. "max_uses_exceeded")
+    renders the vendor's search error instead of results; ``id`` "" -> generated.
+    """
+
+    query: str
+    results: list[tuple[str, str]] = field(default_factory=list)
+    error: str = ""
     id: str = ""
 
 
@@ -59,6 +73,7 @@ class Turn:
     text: str | list[str] = ""
     reasoning: str | list[str] = ""
     tool_calls: list[ToolSpec] = field(default_factory=list)
+    searches: list[SearchSpec] = field(default_factory=list)
     usage: dict[str, int] = field(default_factory=_default_usage)
     finish_reason: str = ""  # "" = derived: tool calls -> tool use, else stop
     signature: str = "sig-fake"  # anthropic thinking signature
@@ -95,6 +110,15 @@ class Turn:
     def reasoning_pieces(self) -> list[str]:
         """The reasoning deltas, in order."""
         return split_text(self.reasoning)
+
+    def search_ids(self, prefix: str) -> list[str]:
+        """Search call ids, generated (with the vendor's ``prefix``) where left empty."""
+        return [s.id or f"{prefix}{i}" for i, s in enumerate(self.searches)]
+
+    def search_count(self) -> int:
+        """Searches the vendor bills: ``usage["web_search_requests"]``, else the successful ones."""
+        given = self.usage.get("web_search_requests")
+        return given if given is not None else sum(1 for s in self.searches if not s.error)
 
     def call_ids(self) -> list[str]:
         """Tool call ids, generated where the script left them empty."""
@@ -195,5 +219,9 @@ def step_from_dict(d: dict[str, Any]) -> Step:
     if typ == "fault":
         return Fault(**d)
     calls = [ToolSpec(**c) for c in d.pop("tool_calls", [])]
+    searches = [
+        SearchSpec(**{**s, "results": [tuple(r) for r in s.get("results", [])]})
+        for s in d.pop("searches", [])
+    ]
     usage = {**_default_usage(), **d.pop("usage", {})}
-    return Turn(tool_calls=calls, usage=usage, **d)
+    return Turn(tool_calls=calls, searches=searches, usage=usage, **d)

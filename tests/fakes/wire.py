@@ -3,7 +3,9 @@
 Every renderer returns a list of complete SSE events (bytes), so the server
 can count events for fault injection. Shapes follow the vendors' streaming
 documentation: OpenAI chat completions chunks, Anthropic Messages events and
-OpenAI Responses events.
+OpenAI Responses events — including server-side web search (Anthropic's
+``server_tool_use`` + ``web_search_tool_result`` blocks with cited text;
+Responses' ``web_search_call`` items and ``url_citation`` annotations).
 """
 
 from __future__ import annotations
@@ -142,11 +144,39 @@ def _anthropic(turn: Turn) -> list[bytes]:
         deltas.append({"type": "signature_delta", "signature": turn.signature})
         block({"type": "thinking", "thinking": "", "signature": ""}, deltas)
     out.append(_event("ping", {"type": "ping"}))
-    if turn.text:
+    for sid, search in zip(turn.search_ids("srvtoolu_fake_"), turn.searches, strict=True):
+        query = json.dumps({"query": search.query}, ensure_ascii=False)
+        half = len(query) // 2
         block(
-            {"type": "text", "text": ""},
-            [{"type": "text_delta", "text": t} for t in turn.text_pieces()],
+            {"type": "server_tool_use", "id": sid, "name": "web_search", "input": {}},
+            [{"type": "input_json_delta", "partial_json": p} for p in (query[:half], query[half:])],
         )
+        content: Any = [
+            {
+                "type": "web_search_result",
+                "title": title,
+                "url": url,
+                "encrypted_content": f"enc-{i}",
+                "page_age": "April 1, 2025",
+            }
+            for i, (title, url) in enumerate(search.results)
+        ]
+        if search.error:
+            content = {"type": "web_search_tool_result_error", "error_code": search.error}
+        block({"type": "web_search_tool_result", "tool_use_id": sid, "content": content}, [])
+    if turn.text:
+        deltas = [{"type": "text_delta", "text": t} for t in turn.text_pieces()]
+        cited = next((s.results[0] for s in turn.searches if s.results), None)
+        if cited is not None:  # the answer cites the first hit, as the real API does
+            citation = {
+                "type": "web_search_result_location",
+                "url": cited[1],
+                "title": cited[0],
+                "encrypted_index": "enc-index-0",
+                "cited_text": "cited text",
+            }
+            deltas.insert(0, {"type": "citations_delta", "citation": citation})
+        block({"type": "text", "text": ""}, deltas)
     for cid, call in zip(turn.call_ids(), turn.tool_calls, strict=True):
         parts = turn.arg_chunks(call) if call.arguments != "{}" else []
         block(
@@ -160,12 +190,19 @@ def _anthropic(turn: Turn) -> list[bytes]:
             {
                 "type": "message_delta",
                 "delta": {"stop_reason": stop, "stop_sequence": None},
-                "usage": {"output_tokens": u["output_tokens"]},
+                "usage": _anthropic_delta_usage(turn),
             },
         )
     )
     out.append(_event("message_stop", {"type": "message_stop"}))
     return out
+
+
+def _anthropic_delta_usage(turn: Turn) -> dict[str, Any]:
+    usage: dict[str, Any] = {"output_tokens": turn.usage["output_tokens"]}
+    if turn.searches or turn.usage.get("web_search_requests"):
+        usage["server_tool_use"] = {"web_search_requests": turn.search_count()}
+    return usage
 
 
 # -- OpenAI Responses ----------------------------------------------------------
@@ -225,6 +262,25 @@ def _responses(turn: Turn) -> list[bytes]:
             item["encrypted_content"] = turn.encrypted
         ev("response.output_item.done", output_index=oi, item=item)
         items.append(item)
+    for wid, search in zip(turn.search_ids("ws_fake_"), turn.searches, strict=True):
+        oi = len(items)
+        ev(
+            "response.output_item.added",
+            output_index=oi,
+            item={"id": wid, "type": "web_search_call", "status": "in_progress"},
+        )
+        for phase in ("in_progress", "searching", "completed"):
+            ev(f"response.web_search_call.{phase}", item_id=wid, output_index=oi)
+        # Sources carry URLs only; titles come with the url_citation annotations.
+        action = {
+            "type": "search",
+            "query": search.query,
+            "sources": [{"type": "url", "url": url} for _, url in search.results],
+        }
+        status = "failed" if search.error else "completed"
+        item = {"id": wid, "type": "web_search_call", "status": status, "action": action}
+        ev("response.output_item.done", output_index=oi, item=item)
+        items.append(item)
     if turn.text:
         oi, mid = len(items), "msg_fake"
         ev(
@@ -248,7 +304,27 @@ def _responses(turn: Turn) -> list[bytes]:
         for t in turn.text_pieces():
             ev("response.output_text.delta", item_id=mid, output_index=oi, content_index=0, delta=t)
         full = "".join(turn.text_pieces())
-        part = {"type": "output_text", "text": full, "annotations": []}
+        annotations = [
+            {
+                "type": "url_citation",
+                "start_index": 0,
+                "end_index": len(full),
+                "url": url,
+                "title": title,
+            }
+            for search in turn.searches
+            for title, url in search.results[:1]
+        ]
+        for n, annotation in enumerate(annotations):
+            ev(
+                "response.output_text.annotation.added",
+                item_id=mid,
+                output_index=oi,
+                content_index=0,
+                annotation_index=n,
+                annotation=annotation,
+            )
+        part = {"type": "output_text", "text": full, "annotations": annotations}
         ev("response.output_text.done", item_id=mid, output_index=oi, content_index=0, text=full)
         ev("response.content_part.done", item_id=mid, output_index=oi, content_index=0, part=part)
         item = {

@@ -25,6 +25,7 @@ class AnthropicProvider(SSEProvider):
     """Messages API over SSE with prompt-cache breakpoints and thinking replay."""
 
     kind = "anthropic"
+    supports_web_search = True  # the Messages server tool (PROV: web_search = true)
 
     def url(self) -> str:
         """request_url, else base_url + /v1/messages."""
@@ -55,7 +56,8 @@ class AnthropicProvider(SSEProvider):
                 prompt_tokens=0,
             )
         extra = getattr(self.cfg, "extra_body", None) or {}
-        return encode_body(request, max_tokens=max_tokens or 1, extra=extra)
+        search = bool(getattr(self.cfg, "web_search", False))
+        return encode_body(request, max_tokens=max_tokens or 1, extra=extra, web_search=search)
 
     def folder(self, request: Request) -> Folder:
         """A fresh fold."""

@@ -9,6 +9,11 @@ their signature, exactly as received.
 Prompt caching (D2): ``cache_control`` breakpoints mark the stable prefix —
 the system prompt, the last tool definition, and the last block of the last
 user turn — three of the four breakpoints the API allows.
+
+Server-side web search (``web_search = true``): the versioned server tool is
+appended after the function tools on every request of the session, so the
+tool list is the same bytes each turn. Its blocks (``server_tool_use`` and
+``web_search_tool_result``) are replayed like thinking blocks, as received.
 """
 
 from __future__ import annotations
@@ -19,12 +24,21 @@ from typing import Any
 from reasonix.provider.base import merge_extra, parse_arguments
 from reasonix.provider.types import Message, Request, Role, ToolSchema
 
-__all__ = ["CORE_FIELDS", "META_KEY", "THINKING_BUDGETS", "encode_body", "encode_messages"]
+__all__ = [
+    "CORE_FIELDS",
+    "META_KEY",
+    "THINKING_BUDGETS",
+    "WEB_SEARCH_TOOL",
+    "encode_body",
+    "encode_messages",
+]
 
 CORE_FIELDS = frozenset({"model", "messages", "system", "stream", "tools"})
 META_KEY = "anthropic"  # Message.reasoning_meta["anthropic"] = {"blocks": [...]}
 THINKING_BUDGETS = {"low": 4096, "medium": 16384, "high": 32768}
 _EPHEMERAL = {"type": "ephemeral"}
+# The Messages API server tool (DeepSeek's Anthropic-compatible endpoint takes it too).
+WEB_SEARCH_TOOL: dict[str, Any] = {"type": "web_search_20250305", "name": "web_search"}
 
 
 def _tool(tool: ToolSchema) -> dict[str, Any]:
@@ -80,13 +94,18 @@ def _mark_last_user_turn(messages: list[dict[str, Any]]) -> None:
             return
 
 
-def encode_body(request: Request, *, max_tokens: int, extra: Mapping[str, Any]) -> dict[str, Any]:
+def encode_body(
+    request: Request, *, max_tokens: int, extra: Mapping[str, Any], web_search: bool = False
+) -> dict[str, Any]:
     """The whole body; ``max_tokens`` is mandatory on this API (PROV-13)."""
     messages, extra_system = encode_messages(request.messages)
     body: dict[str, Any] = {"model": request.model, "stream": True}
-    if request.tools:
-        tools = [_tool(t) for t in request.tools]
+    tools = [_tool(t) for t in request.tools]
+    if tools:
         tools[-1]["cache_control"] = _EPHEMERAL
+    if web_search:
+        tools.append(dict(WEB_SEARCH_TOOL))
+    if tools:
         body["tools"] = tools
     system_text = "\n\n".join([s for s in [request.system, *extra_system] if s])
     if system_text:

@@ -21,6 +21,7 @@ class ResponsesProvider(SSEProvider):
     """Responses over SSE with ``store: false``; the full input is sent every turn."""
 
     kind = "responses"
+    supports_web_search = True  # the hosted web_search tool
 
     def url(self) -> str:
         """request_url, else base_url + /responses."""
@@ -33,7 +34,10 @@ class ResponsesProvider(SSEProvider):
 
     def encode(self, request: Request) -> dict[str, Any]:
         """Responses body."""
-        return encode_body(request, extra=getattr(self.cfg, "extra_body", None) or {})
+        search = bool(getattr(self.cfg, "web_search", False))
+        return encode_body(
+            request, extra=getattr(self.cfg, "extra_body", None) or {}, web_search=search
+        )
 
     def folder(self, request: Request) -> Folder:
         """A fresh fold."""

@@ -1,4 +1,10 @@
-"""Fold OpenAI Responses stream events into Reasonix chunks (pure, no I/O)."""
+"""Fold OpenAI Responses stream events into Reasonix chunks (pure, no I/O).
+
+A hosted web search is a ``web_search_call`` output item; when it is done
+(``action.type == "search"``: the query and, with ``include``, the sources)
+it becomes one WEB_SEARCH chunk, and the item is kept for replay. The API
+reports no search count in ``usage``, so completed search calls are counted.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +14,7 @@ from reasonix.errors import ProviderStreamError
 from reasonix.provider.base import PartialCall, as_int, load_event, stream_error
 from reasonix.provider.responses.wire import META_KEY
 from reasonix.provider.sse import ServerSentEvent
-from reasonix.provider.types import Chunk, ChunkKind, Usage
+from reasonix.provider.types import Chunk, ChunkKind, Usage, WebSearchCall, WebSearchResult
 
 __all__ = ["ResponsesFolder", "parse_usage"]
 
@@ -35,8 +41,9 @@ class ResponsesFolder:
         self.usage: Usage | None = None
         self._calls: dict[int, PartialCall] = {}
         self._by_item: dict[str, int] = {}  # item id -> output_index
-        self._reasoning: list[dict[str, Any]] = []
+        self._reasoning: list[dict[str, Any]] = []  # replayed items: reasoning, web searches
         self._summary_index: dict[str, int] = {}
+        self.searches = 0
 
     def feed(self, event: ServerSentEvent) -> list[Chunk]:
         """Chunks for one event."""
@@ -54,7 +61,7 @@ class ResponsesFolder:
             if isinstance(obj.get("arguments"), str):
                 self._call_for(obj).parts = [obj["arguments"]]
         elif typ in ("response.output_item.added", "response.output_item.done"):
-            self._item(obj.get("output_index"), obj.get("item") or {}, typ.endswith(".done"))
+            return self._item(obj.get("output_index"), obj.get("item") or {}, typ.endswith(".done"))
         elif typ in ("response.completed", "response.incomplete"):
             self._end(obj.get("response") or {})
         elif typ in ("response.failed", "error"):
@@ -80,7 +87,7 @@ class ResponsesFolder:
             raise ProviderStreamError(f"{self.where}: arguments for an unknown function call")
         return call
 
-    def _item(self, index: Any, item: dict[str, Any], done: bool) -> None:
+    def _item(self, index: Any, item: dict[str, Any], done: bool) -> list[Chunk]:
         kind = item.get("type")
         if kind == "function_call":
             if not isinstance(index, int):
@@ -97,6 +104,33 @@ class ResponsesFolder:
                 k: item[k] for k in ("type", "id", "summary", "encrypted_content") if k in item
             }
             self._reasoning.append(keep)
+        elif kind == "web_search_call" and done:
+            self._reasoning.append(
+                {k: item[k] for k in ("type", "id", "status", "action") if k in item}
+            )
+            return self._search(item)
+        return []
+
+    def _search(self, item: dict[str, Any]) -> list[Chunk]:
+        raw = item.get("action")
+        action: dict[str, Any] = raw if isinstance(raw, dict) else {}
+        if action.get("type", "search") != "search":
+            return []  # open_page / find_in_page: part of browsing, not a search to show
+        self.searches += 1
+        results = tuple(
+            WebSearchResult(str(s.get("title") or ""), str(s.get("url")))
+            for s in action.get("sources") or []
+            if isinstance(s, dict) and s.get("url")
+        )
+        query = action.get("query")
+        status = str(item.get("status") or "")
+        call = WebSearchCall(
+            id=str(item.get("id") or ""),
+            query=query if isinstance(query, str) else "",
+            results=results,
+            error=status if status in ("failed", "incomplete") else "",
+        )
+        return [Chunk(ChunkKind.WEB_SEARCH, search=call)]
 
     def _end(self, resp: dict[str, Any]) -> None:
         self.done = True
@@ -114,8 +148,10 @@ class ResponsesFolder:
             Chunk(ChunkKind.TOOL_CALL, tool_call=self._calls[i].complete(f"call_{i}", self.where))
             for i in sorted(self._calls)
         ]
-        if self.usage is not None:
-            out.append(Chunk(ChunkKind.USAGE, usage=self.usage))
+        if self.usage is not None or self.searches:
+            usage = self.usage or Usage()
+            usage.web_search_requests = self.searches
+            out.append(Chunk(ChunkKind.USAGE, usage=usage))
         reason = self.finish_reason or ("tool_calls" if self._calls else "stop")
         meta = {META_KEY: {"items": self._reasoning}} if self._reasoning else {}
         out.append(Chunk(ChunkKind.DONE, finish_reason=reason, reasoning_meta=meta))

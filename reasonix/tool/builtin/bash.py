@@ -7,19 +7,26 @@ kills the whole process group (see :mod:`._proc`). When ``ctx.sandbox`` is a
 :class:`SandboxSettings`, the command is wrapped by the permission layer; if
 enforcement is asked for but unavailable, the call is refused (CFG-12) —
 never run unconfined.
+
+``additional_write_dirs`` (with a ``justification``) asks to make directories
+outside the roots writable for this command; ``escape_sandbox`` asks for one
+unsandboxed retry of a command the sandbox just blocked (see :mod:`._bash_scope`).
 """
 
 from __future__ import annotations
 
 import codecs
+import dataclasses
 import os
 import shutil
+from pathlib import Path
 from typing import Any
 
 from reasonix.errors import SandboxUnavailable, ToolError
-from reasonix.permission.sandbox import SandboxSettings, wrap_command
+from reasonix.permission.sandbox import SandboxSettings, default_cache_roots, wrap_command
 from reasonix.tool import CONTENT_LIMIT_BYTES, ToolContext, ToolResult, register_builtin
 from reasonix.tool.base import FunctionTool
+from reasonix.tool.builtin import _bash_scope
 from reasonix.tool.builtin._jobs import jobs
 from reasonix.tool.builtin._proc import run_command
 from reasonix.tool.paths import base_dir
@@ -40,7 +47,10 @@ DESCRIPTION = (
     "servers or watchers set run_in_background=true, then read output with bash_output, "
     "wait with wait, stop with kill_shell. To search/read/list/edit files prefer the "
     "dedicated tools (grep, glob, ls, read_file, edit_file) over grep/find/cat/sed in bash: "
-    "they are faster, capped and respect the workspace rules."
+    "they are faster, capped and respect the workspace rules. Commands run in an OS sandbox "
+    "that writes only the workspace and approved directories: to write elsewhere, list them "
+    "in additional_write_dirs with a justification. Only after a result says the sandbox "
+    "blocked a command may you retry it with escape_sandbox=true (the user must approve)."
 )
 
 SCHEMA: dict[str, Any] = {
@@ -52,6 +62,23 @@ SCHEMA: dict[str, Any] = {
             "description": "Run detached: returns a job id immediately and keeps running "
             "across turns (no foreground timeout). Read new output with bash_output, wait "
             "with wait, stop it with kill_shell. Use for servers, watchers or long builds.",
+            "default": False,
+        },
+        "additional_write_dirs": {
+            "type": "array",
+            "items": {"type": "string"},
+            "description": "Directories outside the workspace this command writes to; the user "
+            "approves each (headless runs refuse). Needs justification.",
+        },
+        "justification": {
+            "type": "string",
+            "description": "Why additional_write_dirs or escape_sandbox is needed; shown to "
+            "the user.",
+        },
+        "escape_sandbox": {
+            "type": "boolean",
+            "description": "Retry this exact command once outside the sandbox, only after a "
+            "result said the sandbox blocked it; needs the user's approval and a justification.",
             "default": False,
         },
     },
@@ -103,10 +130,18 @@ def _clip_even(text: str, budget: int = _VISIBLE_BUDGET) -> str:
     return f"{head}\n[... {omitted} bytes omitted; the full output is kept locally ...]\n{tail}"
 
 
-def prepare(command: str, ctx: ToolContext) -> tuple[list[str], str, dict[str, str]]:
+def prepare(
+    command: str,
+    ctx: ToolContext,
+    extra_roots: list[Path] | None = None,
+    *,
+    sandboxed: bool = True,
+) -> tuple[list[str], str, dict[str, str]]:
     """argv, cwd and environment for ``command``, sandbox-wrapped when configured.
 
-    Raises :class:`ToolError` when bash is missing or enforcement is unavailable.
+    ``extra_roots`` are writable for this command only; ``sandboxed=False`` is the
+    approved escape (no jail). Raises :class:`ToolError` when bash is missing or
+    enforcement is unavailable (with the escape offer when the run has one).
     """
     shell = shutil.which("bash")
     if shell is None:
@@ -122,16 +157,30 @@ def prepare(command: str, ctx: ToolContext) -> tuple[list[str], str, dict[str, s
     for name in ctx.extra.get("secret_env", ()):
         env.pop(str(name), None)
     argv = [shell, "-c", command]
-    if isinstance(ctx.sandbox, SandboxSettings):
+    if isinstance(ctx.sandbox, SandboxSettings) and sandboxed:
+        settings = ctx.sandbox
+        if extra_roots:
+            settings = dataclasses.replace(
+                settings, write_roots=[*settings.write_roots, *extra_roots]
+            )
         try:
-            argv, env = wrap_command(argv, ctx.sandbox, env)
+            argv, env = wrap_command(argv, settings, env)
         except SandboxUnavailable as err:
-            raise ToolError(
-                f"refused: the OS sandbox is set to enforce but cannot run here ({err}). "
-                "The command was NOT run. Install the sandbox backend (bubblewrap on Linux) or "
-                "ask the user to change [sandbox] settings."
-            ) from None
+            raise ToolError(_bash_scope.unavailable_note(command, str(err), ctx)) from None
     return argv, cwd, env
+
+
+def _jail_roots(ctx: ToolContext, extra: list[Path]) -> list[Path]:
+    """The writable roots a sandboxed run had (for blaming a refused write)."""
+    sandbox = ctx.sandbox
+    if not isinstance(sandbox, SandboxSettings):
+        return []
+    roots = [sandbox.workspace, *sandbox.write_roots, *extra]
+    return roots + (
+        default_cache_roots(dict(os.environ))
+        if sandbox.cache_roots is None
+        else sandbox.cache_roots
+    )
 
 
 # Project files that would be trusted on the next start. The sandbox re-binds existing
@@ -176,7 +225,22 @@ def bash(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     command: str = args["command"]
     if not command.strip():
         raise ToolError("command must not be empty")
-    argv, cwd, env = prepare(command, ctx)
+    escape: dict[str, Any] | None = None
+    extra: list[Path] = []
+    if args.get("escape_sandbox") is True:
+        refusal, escape = _bash_scope.escape(command, args, ctx)
+        if refusal is not None:
+            return refusal
+    else:
+        extra = _bash_scope.declared_roots(args, ctx)
+    meta: dict[str, Any] = {"sandbox_escape": escape} if escape is not None else {}
+    try:
+        argv, cwd, env = prepare(command, ctx, extra, sandboxed=escape is None)
+    except ToolError as err:
+        if escape is None:
+            raise
+        return ToolResult.error(f"bash: {err}", **meta)  # the granted escape stays on record
+    jailed = len(argv) > 3  # [bash, -c, command] when not wrapped by bubblewrap / Seatbelt
     absent = _absent_config(ctx)
     if args.get("run_in_background"):
         try:
@@ -189,12 +253,12 @@ def bash(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
                 after=(lambda: _reject_planted(absent)) if absent else None,
             )
         except OSError as err:
-            raise ToolError(f"could not start the command: {err}") from None
+            return ToolResult.error(f"bash: could not start the command: {err}", **meta)
         return ToolResult(
             f"Started background job {job.id!r} (pid {job.pid}). It keeps running across "
             f"turns; read new output with bash_output(job_id={job.id!r}), wait for it with "
             f"wait, or stop it with kill_shell(job_id={job.id!r}).",
-            metadata={"job_id": job.id, "pid": job.pid},
+            metadata={"job_id": job.id, "pid": job.pid, **meta},
         )
     buf = OutputBuffer()
     progress = ctx.progress
@@ -220,7 +284,7 @@ def bash(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
             command_text=command,
         )
     except OSError as err:
-        raise ToolError(f"could not start the command: {err}") from None
+        return ToolResult.error(f"bash: could not start the command: {err}", **meta)
     output = buf.text()
     note = _reject_planted(absent) if absent else ""
     if note:
@@ -237,7 +301,11 @@ def bash(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     if not body.endswith("\n"):
         body += "\n"
     failed = outcome.timed_out or outcome.cancelled or outcome.exit_code != 0
-    meta = {"exit_code": outcome.exit_code, "timed_out": outcome.timed_out, "pid": outcome.pid}
+    if failed and jailed and not outcome.cancelled and not outcome.timed_out:
+        note = _bash_scope.blame_note(command, output, ctx, _jail_roots(ctx, extra), cwd)
+        if note:  # after the exit line, where the model reads first after a failure
+            trailer += "\n" + note
+    meta.update(exit_code=outcome.exit_code, timed_out=outcome.timed_out, pid=outcome.pid)
     return ToolResult(
         content=_clip_even(body) + trailer,
         raw_content=body + trailer,
