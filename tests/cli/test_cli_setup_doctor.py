@@ -166,3 +166,18 @@ def test_doctor_reports_a_broken_config_file(tmp_path: Path) -> None:
     out = _cli(["doctor"], tmp_path)
     assert out.returncode == 1
     assert "FAIL" in out.stdout and "reasonix.toml" in out.stdout
+
+
+def test_doctor_names_a_missing_bubblewrap_with_its_fix(tmp_path: Path) -> None:
+    (tmp_path / "reasonix.toml").write_text('[sandbox]\nbash = "enforce"\n')
+    bare = tmp_path / "bin"
+    bare.mkdir()  # a PATH without bwrap, rg or anything else
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    env.update(PYTHONPATH=str(ROOT), PATH=str(bare))
+    out = subprocess.run([sys.executable, "-m", "reasonix", "doctor", "--json"], cwd=tmp_path,
+                         env=env, capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert out.returncode == 1
+    checks = {c["name"]: c for c in json.loads(out.stdout)["checks"]}
+    assert checks["sandbox"]["status"] == "fail" and "bwrap" in checks["sandbox"]["detail"]
+    assert "install bubblewrap" in checks["sandbox"]["fix"]
+    assert checks["ripgrep"]["status"] == "warn" and "ripgrep" in checks["ripgrep"]["fix"]
