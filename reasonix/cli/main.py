@@ -24,13 +24,13 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "doctor": ("reasonix.cli.doctor_cmd", "check config, provider, sandbox, MCP servers"),
     "rewind": ("reasonix.cli.rewind_cmd", "list turns, restore files/conversation, undo"),
     "replay": ("reasonix.cli.replay_cmd", "re-run a recorded session, report divergences"),
+    "remote": ("reasonix.cli.remote_cmd", "Remote-SSH hosts, chat, tasks, forwards and files"),
 }
 
 # Commands of DESIGN.md §4 that later issues implement: name -> (help, area).
 PLACEHOLDERS: dict[str, tuple[str, str]] = {
     "serve": ("browser frontend over HTTP", "serve (browser UI)"),
     "subagent": ("try or run a sub-agent profile", "sub-agents"),
-    "remote": ("Remote-SSH hosts, forwards and files", "Remote-SSH"),
 }
 
 _CHAT_MODULE = "reasonix.cli.chat_cmd"
