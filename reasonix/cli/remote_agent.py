@@ -177,7 +177,7 @@ def execute(args: argparse.Namespace) -> int:
             with open_connection(host, trust) as conn:
                 return _session(conn, args, chat, model, forwards, tty=True)
         except (ConnectionLost, RemoteError) as err:
-            if attempt == _RECONNECTS or not isinstance(err, ConnectionLost) and attempt == 0:
+            if attempt == _RECONNECTS or (not isinstance(err, ConnectionLost) and attempt == 0):
                 raise
             print(printable(f"\nreasonix: {err}; reconnecting to the same session (-c)…"),
                   file=sys.stderr)  # fmt: skip

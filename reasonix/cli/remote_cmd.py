@@ -21,8 +21,8 @@ def _host_flags(p: argparse.ArgumentParser) -> None:
 
 
 def _trust(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--trust", metavar="FINGERPRINT", default="",
-                   help="accept this unknown host key fingerprint (SHA256:…) without asking")  # fmt: skip
+    text = "accept this unknown host key fingerprint (SHA256:…) without asking"
+    p.add_argument("--trust", metavar="FINGERPRINT", default="", help=text)
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

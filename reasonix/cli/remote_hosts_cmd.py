@@ -69,7 +69,11 @@ def _forward(args: argparse.Namespace) -> int:
     host, forwards = find_host(args.name)
     if args.verb == "ls":
         for spec in forwards:
-            print(printable(f"-L 127.0.0.1:{spec.split(':')[0]} -> remote 127.0.0.1:{spec.split(':')[1]}"))
+            print(
+                printable(
+                    f"-L 127.0.0.1:{spec.split(':')[0]} -> remote 127.0.0.1:{spec.split(':')[1]}"
+                )
+            )
         if not forwards:
             print(printable(f"no forwards for {host.name}"))
         return 0

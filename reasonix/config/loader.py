@@ -83,7 +83,8 @@ _UNION_KEYS = {
     "sandbox.forbid_read",
 }
 _SANDBOX_PATH_KEYS = ("allow_write", "forbid_read")
-_TABLES_ELSEWHERE = {"providers", "mcp", "plugins", "hooks", "remote"}  # remote: cli/remote_hosts.py
+# "remote" ([[remote.hosts]]) is read by cli/remote_hosts.py from the user file only.
+_TABLES_ELSEWHERE = {"providers", "mcp", "plugins", "hooks", "remote"}
 
 
 def _validate(layer: Layer, table: str, key: str, value: Any) -> Any:

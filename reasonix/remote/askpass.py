@@ -43,7 +43,7 @@ sys.stdout.write(data[1:].decode("utf-8", "replace") + "\\n")
 def prompt_kind(text: str) -> str:
     """Classify one ssh prompt text."""
     low = text.lower()
-    if "continue connecting" in low or "fingerprint" in low and "yes/no" in low:
+    if "continue connecting" in low or ("fingerprint" in low and "yes/no" in low):
         return "hostkey"
     if "passphrase" in low:
         return "passphrase"

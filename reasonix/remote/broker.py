@@ -28,7 +28,9 @@ _CREDENTIALS = {"authorization", "x-api-key", "api-key"}
 class Broker:
     """A relay to ``upstream`` (scheme://host[:port]) adding ``auth_headers``."""
 
-    def __init__(self, upstream: str, auth_headers: dict[str, str], *, timeout: float = 600) -> None:
+    def __init__(
+        self, upstream: str, auth_headers: dict[str, str], *, timeout: float = 600
+    ) -> None:
         parts = urlsplit(upstream)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError(f"broker upstream must be an http(s) URL, not {upstream!r}")
@@ -48,7 +50,9 @@ class Broker:
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
         self.port: int = self._server.server_address[1]
-        self._thread = threading.Thread(target=self._server.serve_forever, name="broker", daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, name="broker", daemon=True
+        )
 
     def start(self) -> Broker:
         """Serve in a background thread."""
@@ -85,14 +89,16 @@ class Broker:
                 self.upstream_host, self.upstream_port, timeout=self.timeout,
                 context=ssl.create_default_context(),
             )  # fmt: skip
-        return http.client.HTTPConnection(self.upstream_host, self.upstream_port, timeout=self.timeout)
+        return http.client.HTTPConnection(
+            self.upstream_host, self.upstream_port, timeout=self.timeout
+        )
 
 
 class _Relay(BaseHTTPRequestHandler):
     owner: Broker
     protocol_version = "HTTP/1.1"
 
-    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - stdlib name
+    def log_message(self, format: str, *args: object) -> None:
         """Silent: request lines would go to the terminal of the chat."""
 
     def _relay(self) -> None:
@@ -118,8 +124,10 @@ class _Relay(BaseHTTPRequestHandler):
             conn.request(self.command, self.path, body=body, headers=out)
             resp = conn.getresponse()
         except OSError as err:
-            msg = f'{{"error":{{"message":"reasonix broker: upstream unreachable: {err}"}}}}'
-            data = msg.encode()
+            import json
+
+            why = f"reasonix broker: upstream unreachable: {err}"
+            data = json.dumps({"error": {"message": why}}).encode()
             self.send_response(502)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(data)))

@@ -111,6 +111,7 @@ class Connection:
         return subprocess.run(argv, capture_output=True, check=False).returncode == 0
 
     def control_argv(self, op: str, *extra: str) -> list[str]:
+        """argv of ``ssh -O op`` (check, exit, forward, cancel) on this master."""
         base = build_argv(self.host, SshOptions(control_path=self.control_path, keepalive=0))
         # "ssh -O op" goes before the destination.
         dest = base.index("--")
@@ -179,7 +180,8 @@ class Connection:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.communicate()
-            raise RemoteError(f"{self.host.name}: remote command timed out after {timeout:.0f}s")
+            msg = f"{self.host.name}: remote command timed out after {timeout:.0f}s"
+            raise RemoteError(msg) from None
         if cancel is not None and cancel.cancelled:
             raise Cancelled(cancel.reason)
         text = err.decode("utf-8", "replace")
@@ -191,7 +193,9 @@ class Connection:
         """The remote ``$HOME`` (absolute: sftp paths resolve against it)."""
         res = self.run('printf %s "$HOME"')
         if res.code != 0 or not res.stdout.startswith(b"/"):
-            raise RemoteError(f"{self.host.name}: cannot read the remote $HOME ({res.stderr.strip()})")
+            raise RemoteError(
+                f"{self.host.name}: cannot read the remote $HOME ({res.stderr.strip()})"
+            )
         return res.stdout.decode()
 
     @property

@@ -53,8 +53,8 @@ def classify_ssh_failure(host: str, code: int, stderr: str) -> RemoteError:
     """Turn a failed ssh run into a typed error with advice (sshuttle-style mapping)."""
     text = stderr.lower()
     detail = _last_lines(stderr)
-    if "remote host identification has changed" in text or "host key for" in text and (
-        "has changed" in text
+    if "remote host identification has changed" in text or (
+        "host key for" in text and ("has changed" in text)
     ):
         return HostKeyChanged(
             f"{host}: THE HOST KEY HAS CHANGED — refusing to connect. Someone may be "

@@ -6,9 +6,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from remote.sshd_kit import Sshd, make_sshd, missing, ssh_pids
 
 from reasonix.remote.ssh import Host
+from remote.sshd_kit import Sshd, make_sshd, missing, ssh_pids
 
 
 @pytest.fixture(scope="module")

@@ -135,6 +135,10 @@ def ssh_pids(marker: str) -> list[int]:
             cmd = (entry / "cmdline").read_bytes().split(b"\0")
         except OSError:
             continue
-        if cmd and os.path.basename(cmd[0]) in (b"ssh", b"sftp") and marker.encode() in b" ".join(cmd):
+        if (
+            cmd
+            and os.path.basename(cmd[0]) in (b"ssh", b"sftp")
+            and marker.encode() in b" ".join(cmd)
+        ):
             found.append(int(entry.name))
     return found

@@ -8,7 +8,6 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from remote.sshd_kit import Sshd, fingerprint, keygen
 
 from reasonix.cancel import Cancel
 from reasonix.remote.bootstrap import find_python, install, probe
@@ -17,6 +16,7 @@ from reasonix.remote.errors import HostKeyChanged, HostKeyRejected
 from reasonix.remote.forward import Forward
 from reasonix.remote.sftpfs import SftpFS
 from reasonix.remote.ssh import Host
+from remote.sshd_kit import Sshd, fingerprint, keygen
 
 pytestmark = pytest.mark.interop
 
@@ -49,7 +49,9 @@ def test_tofu_reject_refuses(sshd: Sshd, host: Host, sockdir: str) -> None:
     assert sshd.known_hosts.read_text() == ""
 
 
-def test_changed_host_key_refused_loudly(sshd: Sshd, host: Host, tmp_path: Path, sockdir: str) -> None:
+def test_changed_host_key_refused_loudly(
+    sshd: Sshd, host: Host, tmp_path: Path, sockdir: str
+) -> None:
     other = tmp_path / "other"
     keygen(other)
     pub = other.with_suffix(".pub").read_text().split()
@@ -138,10 +140,12 @@ def test_bootstrap_uploads_once_then_skips_by_checksum(sshd: Sshd, host: Host, t
     with Connection(host, socket_dir=sockdir) as conn:
         info = probe(conn)
         assert info.os == "Linux" and info.pythons
-        path, version = find_python(conn, info)
+        _path, version = find_python(conn, info)
         assert tuple(int(x) for x in version.split(".")[:2]) >= (3, 10)
         first = install(conn, pyz)
-        assert first.uploaded and first.path.startswith(f"{sshd.remote_home}/.reasonix/remote/bin/reasonix-")
+        assert first.uploaded and first.path.startswith(
+            f"{sshd.remote_home}/.reasonix/remote/bin/reasonix-"
+        )
         remote = Path(first.path)
         assert remote.read_bytes() == pyz.read_bytes() and remote.stat().st_mode & 0o777 == 0o700
         again = install(conn, pyz)

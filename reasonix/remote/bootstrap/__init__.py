@@ -71,7 +71,9 @@ def probe(conn: Connection) -> RemoteInfo:
     res = conn.run(_PROBE, timeout=60)
     lines = res.stdout.decode("utf-8", "replace").splitlines()
     if len(lines) < 2:
-        raise RemoteError(f"{conn.host.name}: the remote shell did not answer ({res.stderr.strip()})")
+        raise RemoteError(
+            f"{conn.host.name}: the remote shell did not answer ({res.stderr.strip()})"
+        )
     seen: dict[str, str] = {}
     for line in lines[2:]:
         parts = line.split(" ", 2)
@@ -116,9 +118,9 @@ def install(conn: Connection, pyz: Path) -> Installed:
     target = f"{bin_dir}/reasonix-{build_id(pyz)}.pyz"
     want = _sha256(pyz)
     check = (
-        f"f={shlex.quote(target)}; [ -f \"$f\" ] || exit 0; "
+        f'f={shlex.quote(target)}; [ -f "$f" ] || exit 0; '
         f"{shlex.quote(python)} -c 'import hashlib,sys; "
-        f"print(hashlib.sha256(open(sys.argv[1],\"rb\").read()).hexdigest())' \"$f\""
+        f'print(hashlib.sha256(open(sys.argv[1],"rb").read()).hexdigest())\' "$f"'
     )
     have = conn.run(check).stdout.decode().strip()
     if have == want:
