@@ -18,7 +18,8 @@ ReasonixError
 ├── SessionError           transcript store problem (lease held, not found, ambiguous)
 ├── CompactionRequired     the context is over the hard limit even after pruning
 ├── HookBlocked            a user hook stopped the action (exit 2 or a "block" decision)
-└── InputTooLarge          one message (or the fixed prompt) can never fit the window
+├── InputTooLarge          one message (or the fixed prompt) can never fit the window
+└── PlannerError           the dedicated planner gave no plan (plan-only / approval fail closed)
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ __all__ = [
     "MissingAPIKey",
     "PathDenied",
     "PermissionDenied",
+    "PlannerError",
     "PluginError",
     "ProviderAPIError",
     "ProviderConnectionError",
@@ -202,6 +204,10 @@ class CompactionRequired(ReasonixError):
 
 class HookBlocked(ReasonixError):
     """A user hook (exit 2 or a "block" decision) stopped the action; the text says why."""
+
+
+class PlannerError(ReasonixError):
+    """The dedicated planner produced no plan; plan-only and plan-for-approval stop here."""
 
 
 class InputTooLarge(ReasonixError):

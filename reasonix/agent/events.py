@@ -22,6 +22,7 @@ __all__ = [
     "Error",
     "Event",
     "Notice",
+    "Phase",
     "ReasoningDelta",
     "Runner",
     "SandboxEscape",
@@ -143,11 +144,29 @@ class Notice:
 
 
 @dataclass(frozen=True, slots=True)
+class Phase:
+    """A coordination step: the route of a turn, a planner/executor hand-off, a saved
+    plan, goal progress. Only codes, ids and numbers — never user text (COORD-4).
+
+    ``phase`` is ``route`` | ``planner`` | ``executor`` | ``plan`` | ``goal``;
+    ``status`` is a plan's or goal's state; ``stats`` a goal's statistics.
+    """
+
+    phase: str
+    route: str = ""
+    reason: str = ""
+    plan_id: str = ""
+    status: str = ""
+    stats: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
 class Done:
     """The run ended; ``result`` is the final answer text.
 
     ``reason`` is ``complete`` (the model answered without tools),
-    ``max_steps`` (the tool-round budget ran out) or ``cancelled``.
+    ``max_steps`` (the tool-round budget ran out) or ``cancelled``; the host adds
+    ``plan_saved``, ``awaiting_approval``, ``goal_paused`` and ``goal_blocked``.
     """
 
     result: str
@@ -200,6 +219,7 @@ Event = (
     | WebSearch
     | SandboxEscape
     | Notice
+    | Phase
     | Done
     | Error
     | ApprovalRequested

@@ -159,9 +159,11 @@ class Agent:
                     self._append(Message(Role.USER, f"[Stop hook] {again}"))
                     stop_hook_active, steps = True, steps + 1
                     continue
-                yield from self._run_tools(reply.tool_calls, cancel, refused)
+                end = yield from self._run_tools(reply.tool_calls, cancel, refused)
                 self.session.sync()
                 steps += 1
+                if end:  # a host tool ended the turn (plan saved, goal complete …)
+                    raise _Stop(end, reply.content)
                 if steps >= self.max_steps:
                     yield Notice("max_steps", f"stopped after {steps} tool rounds (--max-steps)")
                     raise _Stop("max_steps", reply.content)
@@ -339,8 +341,12 @@ class Agent:
 
     def _run_tools(
         self, calls: list[ToolCall], cancel: Cancel, refused: dict[int, str] | None = None
-    ) -> Iterator[Event]:
-        """Run the calls (events stream out meanwhile), then append results in call order."""
+    ) -> Generator[Event, None, str]:
+        """Run the calls (events stream out meanwhile), then append results in call order.
+
+        Returns the reason a host tool asked to end the turn with
+        (``metadata["end_turn"]``: exit_plan_mode, update_goal), or "".
+        """
         refused = refused or {}
         for i, text in refused.items():
             yield ToolEnd(calls[i].id, calls[i].name, text, True, 0.0)
@@ -364,3 +370,5 @@ class Agent:
                 self.session.append({"type": "sandbox_escape", "call_id": call.id, **escape})
             self._append(Message(Role.TOOL, text, tool_call_id=call.id, name=call.name), raw=raw)
         cancel.raise_if_cancelled()
+        ends = [str(r.metadata.get("end_turn") or "") for r in results]
+        return next((e for e in ends if e), "")

@@ -385,9 +385,15 @@ class Session:
 
     # -- constructors ---------------------------------------------------------
     @classmethod
-    def create(cls, workspace: Path, meta: dict[str, Any] | None = None) -> Session:
-        """Start a new session for ``workspace`` and write its meta record."""
-        root = sessions_dir(workspace)
+    def create(
+        cls, workspace: Path, meta: dict[str, Any] | None = None, *, root: Path | None = None
+    ) -> Session:
+        """Start a new session for ``workspace`` and write its meta record.
+
+        ``root`` puts the transcript elsewhere than the workspace's session
+        directory (the planner's sessions, which listings must not show).
+        """
+        root = root if root is not None else sessions_dir(workspace)
         root.mkdir(parents=True, exist_ok=True)
         path = root / f"{new_session_id()}.jsonl"
         lease = _Lease(path.with_suffix(".lease"))

@@ -66,6 +66,7 @@ class ApprovalRequest:
     ``fresh``: nested/indirect bash that only a human (or an exact literal) may allow.
     ``preview(rule)``: replays a rule against the project's recorded calls and says what
     it would have approved (the rule simulator); frontends show it before saving ALWAYS.
+    ``detail``: text to show in full before asking (a plan awaiting approval).
     """
 
     tool_name: str
@@ -77,6 +78,7 @@ class ApprovalRequest:
     alternative_rule: str = ""
     fresh: bool = False
     preview: Callable[[str], str] | None = field(default=None, compare=False, repr=False)
+    detail: str = ""  # a longer body to show before the question (the plan to approve)
 
 
 @dataclass(frozen=True)

@@ -114,6 +114,11 @@ class Policy:
             os.path.join(ws, name) for name in PROTECTED_IN_WORKSPACE
         ]  # fmt: skip
         self.protected = tuple(os.path.normpath(os.fspath(p)) for p in [*defaults, *protected])
+        # Plan mode as a collaboration state, independent of the posture (PERM-15):
+        # Mode.PLAN is "ask + planning"; `planning` adds it to any other posture.
+        self.planning = False
+        # The short auto-execution window after an approved plan: what to restore.
+        self._window: tuple[Mode, bool] | None = None
 
     def with_allow(self, rules: Iterable[str]) -> Policy:
         """A copy with extra allow rules (session grants, ``--allowed-tools``)."""
@@ -125,6 +130,47 @@ class Policy:
         """A copy in another posture."""
         new = self._copy()
         new.mode = parse_mode(mode)
+        return new
+
+    def with_planning(self, on: bool) -> Policy:
+        """A copy with Plan mode on or off; the posture stays as it is (PERM-15)."""
+        new = self._copy()
+        new.planning = on
+        if not on and new.mode is Mode.PLAN:
+            new.mode = Mode.ASK
+        return new
+
+    @property
+    def planning_active(self) -> bool:
+        """True while planning: the PLAN posture or the planning flag."""
+        return self.planning or self.mode is Mode.PLAN
+
+    def plan_window(self) -> Policy:
+        """Leave Plan mode into the short auto-execution window of an approved plan.
+
+        Ordinary writers run without asking (as in auto), but nested/indirect
+        bash still needs a fresh human answer (``allow_dynamic_bash`` does not
+        apply), protected files still ask, and no later plan is approved by it
+        (PERM-15). :meth:`end_window` restores the posture.
+        """
+        new = self.with_planning(False)
+        new._window = (new.mode, self.allow_dynamic_bash)
+        if new.mode in (Mode.ASK, Mode.ACCEPT_EDITS):
+            new.mode = Mode.AUTO
+        new.allow_dynamic_bash = False
+        return new
+
+    @property
+    def in_window(self) -> bool:
+        """True inside the auto-execution window of an approved plan."""
+        return self._window is not None
+
+    def end_window(self) -> Policy:
+        """Close the auto-execution window (a no-op copy when none is open)."""
+        new = self._copy()
+        if self._window is not None:
+            new.mode, new.allow_dynamic_bash = self._window
+            new._window = None
         return new
 
     def _copy(self) -> Policy:
@@ -146,9 +192,10 @@ class Policy:
         hit = self._first(self.deny, tool_name, args, any_subject=True)
         if hit:
             return Verdict(Decision.DENY, f"matches deny rule {hit.text!r}")
-        if self.mode is Mode.PLAN and not read_only and tool_name.startswith("mcp__"):
+        if self.planning_active and not read_only and _mcp_target(tool_name):
             # PERM-14: a single-model Plan keeps MCP writers blocked for the whole
-            # planning phase; built-ins and bash still go through Ask below.
+            # planning phase (directly or through the use_capability proxy);
+            # built-ins and bash still go through Ask/Auto/YOLO below.
             return Verdict(Decision.DENY, "plan mode blocks MCP writer tools while planning")
         hit = self._first(self.ask, tool_name, args, any_subject=True)
         if hit:
@@ -316,6 +363,11 @@ class Policy:
         if self.mode is Mode.DONT_ASK:
             return Verdict(Decision.DENY, f"{why}; mode dontAsk never prompts")
         return Verdict(Decision.ASK, f"{why}; needs fresh human approval", fresh=True)
+
+
+def _mcp_target(tool_name: str) -> bool:
+    """A direct MCP tool, or the proxy calling an MCP target (its readers pass as read-only)."""
+    return tool_name.startswith("mcp__") or tool_name == "use_capability"
 
 
 def _allow_reason(analysis: BashAnalysis, policy: Policy, read_only: bool) -> str:
