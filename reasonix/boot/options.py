@@ -15,12 +15,14 @@ from typing import Any
 
 from reasonix.errors import UsageError
 
-__all__ = ["ABLATE_ARMS", "PERMISSION_MODES", "RuntimeOptions"]
+__all__ = ["ABLATE_ARMS", "PERMISSION_MODES", "PLAN_ROUTES", "RuntimeOptions"]
 
 PERMISSION_MODES = (
     "ask", "manual", "auto", "acceptEdits", "dontAsk", "plan", "bypassPermissions", "yolo",
 )  # fmt: skip
 ABLATE_ARMS = ("subagent", "planner", "retrieval", "compaction", "evidence", "none", "all")  # D17
+# `run --plan | --plan-approve | --plan-only` as routes (reasonix.agent.coordinator.Route)
+PLAN_ROUTES = ("plan_then_execute", "plan_for_approval", "plan_only")
 
 
 @dataclass
@@ -48,6 +50,11 @@ class RuntimeOptions:
     ablate: str | list[str] | None = None
     mcp_debug: str | None = None
     interactive: bool = False
+    # the first turn's trusted routing metadata (COORD-2): a PLAN_ROUTES value,
+    # `--goal OBJECTIVE`, `--approve-plan` (continue a saved plan)
+    plan: str | None = None
+    goal: str | None = None
+    approve_plan: bool = False
     # extra config overrides as dotted keys (flag precedence), for frontends that set more
     overrides: dict[str, Any] = field(default_factory=dict)
     # a ready Provider instead of the configured one (``reasonix replay`` serves a recording);
@@ -66,6 +73,19 @@ class RuntimeOptions:
                 f"known: {', '.join(PERMISSION_MODES)}"
             )
         return "ask" if self.permission_mode == "manual" else self.permission_mode
+
+    def plan_mode(self) -> bool:
+        """True when ``--permission-mode plan`` asks for Plan mode (whatever the posture)."""
+        return self.permission_mode == "plan"
+
+    def check_routing(self) -> None:
+        """Validate the plan/goal flags (UsageError)."""
+        if self.plan is not None and self.plan not in PLAN_ROUTES:
+            raise UsageError(f"unknown plan route {self.plan!r}; known: {', '.join(PLAN_ROUTES)}")
+        if self.goal is not None and not self.goal.strip():
+            raise UsageError("--goal needs an objective")
+        if sum([self.plan is not None, self.goal is not None, self.approve_plan]) > 1:
+            raise UsageError("--plan*, --goal and --approve-plan exclude each other")
 
     def resolved_workspace(self) -> Path:
         """The workspace directory, resolved; a UsageError when it is not a directory."""

@@ -76,7 +76,8 @@ def build_registry(cfg: Config, ablate: list[str]) -> Registry:
 
     builtin.load_all()
     # The memory tools are nameable in [tools].enabled too; they are added by the runtime.
-    names = [n for n in cfg.tools.enabled if n not in MEMORY_TOOL_NAMES]
+    host = ("exit_plan_mode", "update_goal")  # added by the runtime (boot/coordination.py)
+    names = [n for n in cfg.tools.enabled if n not in MEMORY_TOOL_NAMES and n not in host]
     with naming_file(cfg, "tools.enabled"):
         reg = Registry() if cfg.tools.enabled and not names else Registry.from_builtins(names)
     if "subagent" in ablate or "all" in ablate:

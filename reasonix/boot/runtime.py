@@ -23,6 +23,7 @@ from typing import Any
 
 from reasonix.agent.cachebreak import CacheBreak, cached_prompt_tokens, forecast
 from reasonix.agent.checkpoints import TurnRecorder
+from reasonix.agent.coordinator import Host
 from reasonix.agent.events import Runner
 from reasonix.agent.execute import EventApprover
 from reasonix.agent.instructions import instruction_block, load_instructions
@@ -37,6 +38,15 @@ from reasonix.config.model import Config, ResolvedModel
 from reasonix.errors import ReasonixError, UsageError
 from reasonix.tool import Registry, ToolContext
 
+from .coordination import (
+    HostHolder,
+    PlannerParts,
+    build_host,
+    first_turn,
+    host_tools,
+    planner_parts,
+    planner_resolved,
+)
 from .options import RuntimeOptions
 from .parts import (
     budget_for,
@@ -84,6 +94,8 @@ class Runtime:
         ablate: list[str],
         notices: list[str],
         window: ContextWindow | None = None,
+        holder: HostHolder | None = None,
+        planner: PlannerParts | None = None,
     ) -> None:
         self.options, self.config, self.resolved = options, config, resolved
         self.workspace, self.provider, self.registry = workspace, provider, registry
@@ -112,13 +124,34 @@ class Runtime:
         self._seen_instructions = instructions
         self._mcp_names = {s.name for s in config.mcp_servers if s.enabled}
         self.session: Session = current[0]
+        self.planner = planner  # the dedicated planner's parts (None: one model)
+        self._holder = holder or HostHolder()
         self.agent: Agent = self._make_agent(self.session)
+        self._first = first_turn(options)
+        self.host: Host = self._make_host()
 
     # -- what frontends read ---------------------------------------------------
     @property
     def runner(self) -> Runner:
-        """The Runner frontends drive (LOOP-7: they see only this protocol)."""
-        return self.agent
+        """The Runner frontends drive (LOOP-7: they see only this protocol).
+
+        It is the host: routing, Plan mode and Goal around the executor Agent
+        alone or around the :attr:`coordinator` (two models).
+        """
+        return self.host
+
+    @property
+    def coordinator(self) -> Any:
+        """The planner/executor Coordinator, or None when one model runs alone."""
+        return self.host.coordinator
+
+    @property
+    def arm(self) -> str:
+        """The planner arm for ``--metrics``: ``dual``, ``single`` or ``ablated`` (D17)."""
+        if self.planner is not None:
+            return "dual"
+        planned = self.config.agent.planner_model.strip()
+        return "ablated" if planned and "planner" in self.ablate else "single"
 
     @property
     def telemetry(self) -> Any:
@@ -187,6 +220,17 @@ class Runtime:
         agent.turn_notices = self.drift
         return agent
 
+    def _make_host(self) -> Host:
+        first, self._first = self._first, None  # run flags apply to the first turn only
+        host = build_host(
+            agent=self.agent, session=self.session, workspace=self.workspace, cfg=self.config,
+            gate=self.gate, approver=self.approver, interactive=self.interactive,
+            tool_ctx=self.agent.tool_ctx, instructions=self.instructions, planner=self.planner,
+            price=self.price, first=first, routing=self.options.provider is None,
+        )  # fmt: skip
+        self._holder.host = host
+        return host
+
     def _switch_session(self, session: Session, resumed: bool) -> None:
         old = self.session
         self.session = session
@@ -197,6 +241,8 @@ class Runtime:
             self.session = old
             self._current[0] = old
             raise
+        self.host.close()
+        self.host = self._make_host()
         old.close()
         self.resumed = resumed
         self.notices.extend(session.notices)
@@ -229,6 +275,8 @@ class Runtime:
         self.agent = self._make_agent(self.session)
         self.agent.effort = effort
         self.agent.telemetry = telemetry  # the session's cost keeps adding up
+        self.host.close()
+        self.host = self._make_host()  # the planner, if any, stays; its session reopens
         return resolved
 
     def set_effort(self, level: str) -> None:
@@ -316,7 +364,10 @@ class Runtime:
 
     def set_mode(self, mode: str) -> str:
         """Change the permission posture (Shift-Tab, ``/mode``); returns the mode in force."""
-        self.gate.policy = self.gate.policy.with_mode(mode)
+        policy = self.gate.policy.with_mode(mode)
+        if policy.mode.value != "plan":  # leaving the Plan posture leaves Plan mode too
+            policy = policy.with_planning(False)
+        self.gate.policy = policy
         return self.mode
 
     def close(self) -> None:
@@ -325,6 +376,7 @@ class Runtime:
             with contextlib.suppress(Exception):
                 fn()
         self.closers.clear()
+        self.host.close()
         self.session.close()
 
 
@@ -335,12 +387,16 @@ def build_runtime(options: RuntimeOptions) -> Runtime:
 
     workspace = options.resolved_workspace()
     ablate = options.arms()
+    options.check_routing()
     cfg = config_mod.load(workspace, options.config_flags(workspace))
     resolved = cfg.default_resolved()  # its errors name the file that set default_model
     provider = options.provider or build_provider(resolved)
     # A local server is asked for its window while the rest is built; an injected
     # provider (replay) is no server to ask.
     window = window_for(resolved, provider) if options.provider is None else None
+    # COORD-1: a planner of a different model, not ablated; a ready provider (replay)
+    # replays the executor's recorded turns verbatim, so it runs alone and routes nothing
+    planned = None if options.provider is not None else planner_resolved(cfg, resolved, ablate)
     registry = build_registry(cfg, ablate)
     add_dirs = [Path(p) for p in cfg.sandbox.allow_write]
     meta = {"system": system_prompt(workspace, add_dirs), "model": resolved.ref}
@@ -354,21 +410,30 @@ def build_runtime(options: RuntimeOptions) -> Runtime:
     try:
         approver = EventApprover()
         gate = build_gate(cfg, options.allowed_tools, approver if interactive else None, workspace)
+        if options.plan_mode():  # Plan mode is independent of the posture (PERM-15)
+            gate.policy = gate.policy.with_planning(True)
         ctx = tool_context(cfg, workspace, session, not interactive, approver)
         ctx.extra["sandbox_escape"] = escape_gate(gate, approver if interactive else None)
         ctx.extra.update(memory_extra(cfg.permissions.mode, approver if interactive else None))
         memory = Memory.for_workspace(workspace)
         for tool in controller_tools(memory, workspace, lambda: current[0], cfg.tools.enabled):
             registry.add(tool)
+        holder = HostHolder()
+        for tool in host_tools(holder, cfg.tools.enabled):  # exit_plan_mode, update_goal
+            registry.add(tool)
         pager = tool_result_capability(lambda: current[0])
         debug = Path(options.mcp_debug) if options.mcp_debug else None
         mcp = start_plugins(cfg, registry, Path(ctx.workspace), notices, debug, [pager])
         instructions = instruction_block(load_instructions(paths.home_dir(), workspace, Path.cwd()))
+        planner = None
+        if planned is not None:
+            planner = planner_parts(cfg, planned, registry, gate, mcp, workspace, add_dirs)
         runtime = Runtime(
             options=options, config=cfg, resolved=resolved, workspace=workspace,
             provider=provider, registry=registry, gate=gate, tool_ctx=ctx, approver=approver,
             meta=meta, instructions=instructions, recaller=Recaller(memory), current=current,
-            ablate=ablate, notices=notices, window=window,
+            ablate=ablate, notices=notices, window=window, holder=holder,
+            planner=planner,
         )  # fmt: skip
     except BaseException:
         if mcp is not None:

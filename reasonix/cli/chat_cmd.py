@@ -354,6 +354,8 @@ def _ask(request: ApprovalRequest) -> ApprovalChoice:
         ApprovalChoice.ALWAYS: f"[3] always allow ({rule}, saved to ./reasonix.toml)",
         ApprovalChoice.DENY: "[4] deny",
     }
+    if request.detail:  # a plan to approve: show it whole before the question
+        print(printable("\n" + request.detail.rstrip()))
     reason = f"  — {request.reason}" if request.reason else ""
     print(printable(f"\n? allow {request.summary}{reason}"))
     if request.tool_name == "sandbox escape":  # §9: say plainly what "once" means here

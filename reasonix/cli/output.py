@@ -18,6 +18,7 @@ from reasonix.agent.events import (
     Error,
     Event,
     Notice,
+    Phase,
     ReasoningDelta,
     SandboxEscape,
     StepStart,
@@ -79,6 +80,13 @@ def event_json(event: Event) -> dict[str, Any] | None:
         }
     if isinstance(event, Notice):
         return {"type": "notice", "kind": event.kind, "text": event.text}
+    if isinstance(event, Phase):
+        obj: dict[str, Any] = {"type": "phase", "phase": event.phase, "route": event.route,
+                               "reason": event.reason, "plan_id": event.plan_id,
+                               "status": event.status}  # fmt: skip
+        if event.stats:
+            obj["stats"] = dict(event.stats)
+        return obj
     if isinstance(event, ApprovalRequested):
         return {"type": "approval_request", "tool": str(getattr(event.request, "tool_name", ""))}
     if isinstance(event, Done):
@@ -94,7 +102,7 @@ def event_json(event: Event) -> dict[str, Any] | None:
 _LIFECYCLE = frozenset(
     {
         "request", "tool_start", "tool_end", "usage", "notice", "approval_request", "error",
-        "web_search", "sandbox_escape",
+        "web_search", "sandbox_escape", "phase",
     }
 )  # fmt: skip
 # Questions the host itself asks (not tools): their names are ours, not model output.
@@ -147,24 +155,31 @@ class EventLog:
             self.fh = None
 
 
+_OK_REASONS = frozenset({"complete", "plan_saved", "awaiting_approval", "goal_paused"})
+
+
 @dataclass
 class RunOutcome:
     """What one headless run ended with, gathered while consuming events."""
 
     result: str = ""
-    reason: str = ""  # complete | max_steps | cancelled | error
+    # complete | max_steps | cancelled | error | plan_saved | awaiting_approval |
+    # goal_paused | goal_blocked | plan_rejected
+    reason: str = ""
     error: str = ""
     error_type: str = ""
     error_kind: str = ""  # errors.classify(): "context.exhausted", "provider.transient", …
     num_turns: int = 0
     session_id: str = ""
     model: str = ""
-    extra: dict[str, Any] = field(default_factory=dict)
+    # route / plan_id are always present (None until known), COORD telemetry
+    extra: dict[str, Any] = field(default_factory=lambda: {"route": None, "plan_id": None})
 
     @property
     def ok(self) -> bool:
-        """True when the model finished the task on its own."""
-        return self.reason == "complete" and not self.error
+        """True when the run ended where it should: the task done, a plan saved or
+        waiting for approval, a goal paused at its budget."""
+        return self.reason in _OK_REASONS and not self.error
 
 
 def result_object(

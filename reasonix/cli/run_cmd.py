@@ -29,6 +29,7 @@ from reasonix.agent.events import (
     Error,
     Event,
     Notice,
+    Phase,
     Runner,
     SandboxEscape,
     StepStart,
@@ -137,7 +138,10 @@ def execute(args: argparse.Namespace) -> int:
             _check_writable("--metrics", args.metrics)
         if args.print_prompt == "":  # a bare -p: the prompt is PROMPT or stdin
             args.print_prompt = read_prompt(args.prompt)
-        prompt = args.print_prompt or read_prompt(args.prompt)
+        if getattr(args, "approve_plan", False) or getattr(args, "goal", None):
+            prompt = args.print_prompt or args.prompt or ""  # the flag carries the turn
+        else:
+            prompt = args.print_prompt or read_prompt(args.prompt)
         if getattr(args, "compact", False) and not (args.continue_ or args.resume is not None):
             raise UsageError("--compact needs -c/--continue or -r/--resume: a new session is empty")
         setup = build(args, interactive=False)
@@ -295,12 +299,24 @@ def _drive(
 def _collect(event: Event, outcome: RunOutcome) -> None:
     if isinstance(event, StepStart):
         outcome.num_turns += 1
+    elif isinstance(event, Phase):  # COORD telemetry: codes and ids only
+        if event.phase == "route" and outcome.extra.get("route") is None:
+            outcome.extra["route"] = event.route  # the user's turn, not a goal continuation
+        if event.plan_id:
+            outcome.extra["plan_id"] = event.plan_id
+        if event.phase == "goal" and event.stats:
+            outcome.extra["goal"] = {"status": event.status, **event.stats}
     elif isinstance(event, Done):
         outcome.result, outcome.reason = event.result, event.reason
         if event.reason == "cancelled":
             outcome.error, outcome.error_type = "the run was cancelled", "Cancelled"
         elif event.reason == "max_steps":
             outcome.error, outcome.error_type = "the step budget ran out (--max-steps)", "MaxSteps"
+        elif event.reason == "goal_blocked":
+            outcome.error, outcome.error_type = (
+                f"the goal is blocked: {event.result}",
+                "GoalBlocked",
+            )
     elif isinstance(event, Error):
         outcome.reason, outcome.error = "error", event.message
         outcome.error_type = type(event.error).__name__
@@ -330,7 +346,13 @@ def _show_text(event: Event) -> None:
         sys.stderr.write(
             printable(f"  sandbox escape {verdict} ({event.detail})", keep_newlines=False) + "\n"
         )
-    elif isinstance(event, Notice) and event.kind in ("compaction", "context_window"):
+    elif isinstance(event, Notice) and event.kind in (
+        "compaction",
+        "context_window",
+        "plan",
+        "planner",
+        "goal",
+    ):
         sys.stderr.write(printable(f"[{event.text}]") + "\n")
     elif isinstance(event, ToolEnd) and event.is_error:
         first = event.content.strip().splitlines()[0] if event.content.strip() else ""
@@ -370,6 +392,10 @@ def _write_metrics(
 
     metrics = {
         "ablate": setup.ablate if setup else [],
+        "arm": setup.arm if setup else None,  # planner: dual | single | ablated
+        "route": result.get("route"),
+        "planner_requests": result.get("planner_requests", 0),
+        "executor_requests": result.get("executor_requests", 0),
         "model": result.get("model", ""),
         "duration_ms": result["duration_ms"],
         "num_turns": result["num_turns"],

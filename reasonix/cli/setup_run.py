@@ -57,6 +57,35 @@ def add_run_flags(parser: argparse.ArgumentParser) -> None:
     add("--ablate", metavar="LIST", help="comma-separated experiment arms (recorded in --metrics)")
     add("--compact", action="store_true", help="compact the context before the turn")
     add("--mcp-debug", metavar="FILE", help="log MCP JSON-RPC traffic to FILE")
+    plan = parser.add_mutually_exclusive_group()  # docs/COORDINATOR.md
+    plan.add_argument(
+        "--plan",
+        dest="plan_route",
+        action="store_const",
+        const="plan_then_execute",
+        help="plan first (the planner model, if configured), then execute",
+    )
+    plan.add_argument(
+        "--plan-approve",
+        dest="plan_route",
+        action="store_const",
+        const="plan_for_approval",
+        help="plan, then wait for your approval",
+    )
+    plan.add_argument(
+        "--plan-only",
+        dest="plan_route",
+        action="store_const",
+        const="plan_only",
+        help="plan and save the plan; execute nothing",
+    )
+    plan.add_argument(
+        "--goal",
+        metavar="OBJECTIVE",
+        help="pursue OBJECTIVE over as many turns as it takes (update_goal)",
+    )
+    plan.add_argument("--approve-plan", action="store_true",
+                      help="with -c/-r: approve the saved plan and carry it out")  # fmt: skip
 
 
 def options_from_args(args: argparse.Namespace, *, interactive: bool) -> RuntimeOptions:
@@ -79,6 +108,9 @@ def options_from_args(args: argparse.Namespace, *, interactive: bool) -> Runtime
         ablate=getattr(args, "ablate", None),
         mcp_debug=getattr(args, "mcp_debug", None),
         interactive=interactive,
+        plan=getattr(args, "plan_route", None),
+        goal=getattr(args, "goal", None),
+        approve_plan=bool(getattr(args, "approve_plan", False)),
     )
 
 

@@ -47,6 +47,9 @@ SCALAR_KEYS: dict[str, dict[str, str]] = {
         "max_steps": "int",
         "effort": "str",
         "max_subagent_depth": "int",
+        "goal_token_budget": "int",
+        "task_time_budget_minutes": "float",
+        "goal_cost_budget": "float",
         "keep": "any",
         "recent_keep": "any",
     },
@@ -107,6 +110,8 @@ def _validate(layer: Layer, table: str, key: str, value: Any) -> Any:
         raise bad(f"expected one of {', '.join(SANDBOX_BASH_MODES)}, got {value!r}")
     elif dotted == "serve.auth_mode" and value not in SERVE_AUTH_MODES:
         raise bad(f"expected one of {', '.join(SERVE_AUTH_MODES)}, got {value!r}")
+    elif dotted in ("agent.goal_token_budget", "agent.goal_cost_budget") and value < 0:
+        raise bad(f"expected a number >= 0 (0 = no budget), got {value}")
     elif dotted in ("agent.max_steps", "agent.max_subagent_depth") and value < 0:
         raise bad(f"expected an integer >= 0, got {value}")
     elif dotted == "tools.bash_timeout_seconds" and value < 0:

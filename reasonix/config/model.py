@@ -108,6 +108,10 @@ class AgentConfig:
     max_steps: int = 0  # D5: 0 = automatic (200 rounds)
     effort: str = ""
     max_subagent_depth: int = 2
+    # Goal budgets (PERM-19): 0 = off; a positive value pauses the goal, resumably.
+    goal_token_budget: int = 0
+    task_time_budget_minutes: float = 0.0  # 0 or negative (legacy) = no time boundary
+    goal_cost_budget: float = 0.0  # in the model price's currency
     keep: Any = None  # legacy, round-tripped but unused (CTX)
     recent_keep: Any = None
 

@@ -141,12 +141,14 @@ class Host:
         interactive: bool,
         prices: Mapping[str, Mapping[str, Any] | None] | None = None,
         first: TurnMeta | None = None,
+        routing: bool = True,
     ) -> None:
         self.agent, self.coordinator = agent, coordinator
         self.plans, self.goals, self.plan_mode = plans, goals, plan_mode
         self.budgets, self.interactive = budgets, interactive
         self.prices = dict(prices or {})
         self._first = first
+        self.routing = routing  # False: every turn goes to the executor verbatim (replay)
         self._phase = "executor"
         for name in ("planner_requests", "executor_requests"):
             agent.telemetry.counters.setdefault(name, 0)
@@ -161,6 +163,7 @@ class Host:
             goal=first.goal if first else None,
             approve_plan=bool(first and first.approve_plan),
             plan_status=waiting.status if waiting else "",
+            synthetic=not self.routing,
         )
         decision = route(user_input, meta)
         self._phase = "executor"

@@ -1,0 +1,72 @@
+"""Helpers for the Coordinator tests: two fake models on one loopback server."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from fakes import ToolSpec, Turn
+
+EXEC, PLAN = "exec-model", "plan-model"
+
+PLAN_TEXT = (
+    "<plan>\n# Fix add()\n## Verified touchpoints\n- calc.py:2 — add subtracts\n"
+    "## Candidate touchpoints\n- test_calc.py\n## Steps\n- make add return a + b\n"
+    "## Verification\n- `python test_calc.py`\n</plan>"
+)
+
+
+def project(ws: Path, url: str, *, planner: bool = True, agent: str = "") -> None:
+    """``ws/reasonix.toml``: one provider listing both models; the planner set or not."""
+    ws.mkdir(parents=True, exist_ok=True)
+    lines = [f'default_model = "fake/{EXEC}"', "[agent]"]
+    if planner:
+        lines.append(f'planner_model = "fake/{PLAN}"')
+    if agent:
+        lines.append(agent)
+    lines += [
+        "[[providers]]", 'name = "fake"', 'kind = "openai"', f'base_url = "{url}"',
+        f'models = ["{EXEC}", "{PLAN}"]', 'api_key_env = "FAKE_PROVIDER_KEY"',
+    ]  # fmt: skip
+    (ws / "reasonix.toml").write_text("\n".join(lines) + "\n")
+    (ws / "calc.py").write_text("def add(a, b):\n    return a - b\n")
+
+
+def research(n: int = 1) -> list[Turn]:
+    """``n`` planner research rounds (each reads calc.py)."""
+    return [
+        Turn.tools([ToolSpec("read_file", '{"path": "calc.py"}', id=f"r{i}")]) for i in range(n)
+    ]
+
+
+def bodies(requests: Iterable[Any], model: str) -> list[dict[str, Any]]:
+    """The parsed bodies of the requests sent for ``model``, in order."""
+    return [r.json for r in requests if r.json and r.json.get("model") == model]
+
+
+def split(body: dict[str, Any]) -> tuple[str, str, list[str]]:
+    """(system, tools, messages) of an openai body, as canonical JSON text."""
+    msgs = body["messages"]
+    tools = json.dumps(body.get("tools"), sort_keys=True)
+    return (
+        json.dumps(msgs[0], sort_keys=True),
+        tools,
+        [json.dumps(m, sort_keys=True) for m in msgs[1:]],
+    )
+
+
+def assert_extensions(seq: list[dict[str, Any]]) -> None:
+    """Every request is a byte-for-byte extension of the previous one (same system, tools)."""
+    for before, after in itertools.pairwise(seq):
+        s0, t0, m0 = split(before)
+        s1, t1, m1 = split(after)
+        assert s0 == s1 and t0 == t1
+        assert m1[: len(m0)] == m0 and len(m1) > len(m0)
+
+
+def users(body: dict[str, Any]) -> list[str]:
+    """The user messages of one body."""
+    return [str(m.get("content")) for m in body["messages"] if m["role"] == "user"]
