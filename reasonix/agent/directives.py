@@ -185,26 +185,33 @@ def _ends_clause(text: str, end: int) -> bool:
     return word is not None and word.group(0) in _EN_TAIL
 
 
-def _pattern(phrase: str) -> re.Pattern[str]:
-    parts = [re.escape(w) for w in phrase.split()]
-    body = r"\s+".join(parts)
-    if phrase[0].isascii() and phrase[0].isalpha():
-        body = r"(?<![\w'])" + body
-    if phrase[-1].isascii() and phrase[-1].isalpha():
-        body += r"(?![\w'])"
-    return re.compile(body)
+def _word_char(ch: str) -> bool:
+    return ch.isalnum() or ch in "_'"
 
 
-_PATTERNS = tuple((_pattern(d.phrase), d) for d in DIRECTIVES)
+def _occurrences(text: str, phrase: str) -> list[tuple[int, int]]:
+    """Where ``phrase`` stands in ``text`` as whole words (plain string search: the table
+    is matched on every turn, so no regular expressions are compiled for it)."""
+    out: list[tuple[int, int]] = []
+    latin_start, latin_end = phrase[0].isascii(), phrase[-1].isascii()
+    i = text.find(phrase)
+    while i >= 0:
+        j = i + len(phrase)
+        left_ok = not (latin_start and i > 0 and _word_char(text[i - 1]))
+        right_ok = not (latin_end and j < len(text) and _word_char(text[j]))
+        if left_ok and right_ok:
+            out.append((i, j))
+        i = text.find(phrase, i + 1)
+    return out
 
 
 def find_directive(text: str) -> Directive | None:
     """The strongest directive stated at a clause boundary outside quotes, or None."""
     clean = _normal(mask_quotes(text))
     found: list[tuple[int, int, Directive]] = []
-    for pattern, directive in _PATTERNS:
-        for m in pattern.finditer(clean):
-            found.append((m.start(), m.end(), directive))
+    for directive in DIRECTIVES:
+        for start, end in _occurrences(clean, directive.phrase):
+            found.append((start, end, directive))
     found.sort(key=lambda f: (f[0], -(f[1] - f[0])))
     anchored: list[Directive] = []
     ends: list[int] = []

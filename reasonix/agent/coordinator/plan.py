@@ -149,6 +149,10 @@ class SessionLike(Protocol):
         """Every record so far."""
         ...
 
+    def sync(self) -> None:
+        """Make appended records durable."""
+        ...
+
 
 class PlanBook:
     """The plans of one executor session: saved as records, plus a Markdown copy."""
@@ -163,10 +167,12 @@ class PlanBook:
 
     def save(self, plan: Plan) -> Path:
         """Record ``plan`` in the transcript and write its Markdown copy; returns the path."""
-        self._session().append({"type": "plan", "plan": plan.to_dict()})
+        session = self._session()
+        session.append({"type": "plan", "plan": plan.to_dict()})
+        session.sync()  # a plan that waits for approval must survive a kill
         path = self.path(plan.id)
         path.parent.mkdir(parents=True, exist_ok=True)
-        head = f"<!-- {plan.id} · route {plan.route} · session {self._session().id} -->\n"
+        head = f"<!-- {plan.id} · route {plan.route} · session {session.id} -->\n"
         path.write_text(head + plan.body + "\n", encoding="utf-8")
         return path
 
