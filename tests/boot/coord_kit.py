@@ -47,6 +47,33 @@ def bodies(requests: Iterable[Any], model: str) -> list[dict[str, Any]]:
     return [r.json for r in requests if r.json and r.json.get("model") == model]
 
 
+def raw_bodies(requests: Iterable[Any], model: str) -> list[bytes]:
+    """The recorded bytes of the requests sent for ``model``, in order."""
+    return [r.body for r in requests if r.json and r.json.get("model") == model]
+
+
+def _array(raw: bytes, key: bytes) -> tuple[int, int]:
+    """Where the JSON array under ``key`` starts and ends in a raw body."""
+    text = raw.decode("utf-8")
+    start = text.index(key.decode()) + len(key)
+    while text[start] in " :":
+        start += 1
+    _, end = json.JSONDecoder().raw_decode(text, start)
+    return len(text[:start].encode()), len(text[:end].encode())
+
+
+def assert_byte_extensions(seq: list[bytes]) -> None:
+    """Byte for byte: each request's messages array starts with the previous one's
+    messages (its bytes up to the closing bracket), and its tools array is identical."""
+    for before, after in zip(seq, seq[1:]):
+        b0, b1 = _array(before, b'"messages"')
+        a0, a1 = _array(after, b'"messages"')
+        assert after[a0:a1].startswith(before[b0 : b1 - 1]), "messages are not an extension"
+        t0, t1 = _array(before, b'"tools"')
+        u0, u1 = _array(after, b'"tools"')
+        assert before[t0:t1] == after[u0:u1], "tools changed"
+
+
 def split(body: dict[str, Any]) -> tuple[str, str, list[str]]:
     """(system, tools, messages) of an openai body, as canonical JSON text."""
     msgs = body["messages"]

@@ -16,9 +16,11 @@ from coord_kit import (
     EXEC,
     PLAN,
     PLAN_TEXT,
+    assert_byte_extensions,
     assert_extensions,
     bodies,
     project,
+    raw_bodies,
     research,
     users,
 )
@@ -106,6 +108,8 @@ def test_plan_hands_the_plan_to_the_executor_and_three_turns_stay_prefix_stable(
     # each session's requests extend that session's previous request, across all turns
     assert_extensions(planner)
     assert_extensions(executor)
+    assert_byte_extensions(raw_bodies(requests, PLAN))  # on the recorded bytes too
+    assert_byte_extensions(raw_bodies(requests, EXEC))
     assert all(first["session_id"] == r["session_id"] for r in (second, third, fourth))
     # the planner's transcript is separate and linked by ids, and `-c` never picks it
     records = read_records(sessions_dir(ws.resolve()) / f"{first['session_id']}.jsonl")
