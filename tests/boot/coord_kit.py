@@ -65,7 +65,7 @@ def _array(raw: bytes, key: bytes) -> tuple[int, int]:
 def assert_byte_extensions(seq: list[bytes]) -> None:
     """Byte for byte: each request's messages array starts with the previous one's
     messages (its bytes up to the closing bracket), and its tools array is identical."""
-    for before, after in zip(seq, seq[1:]):
+    for before, after in itertools.pairwise(seq):
         b0, b1 = _array(before, b'"messages"')
         a0, a1 = _array(after, b'"messages"')
         assert after[a0:a1].startswith(before[b0 : b1 - 1]), "messages are not an extension"
