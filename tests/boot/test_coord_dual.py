@@ -65,6 +65,7 @@ def test_plan_only_makes_planner_requests_only_and_saves_the_plan(
     ]
     assert plan["sections"]["candidates"] == ["test_calc.py"]
     assert not [r for r in records if r["type"] == "message"]  # the executor never ran
+    assert [r["title"] for r in records if r["type"] == "title"] == ["fix add() in calc.py"]
     assert (ws / "calc.py").read_text().endswith("a - b\n")
 
 

@@ -71,6 +71,8 @@ class Coordinator:
             yield from self.executor.run(decision.task, cancel)
             return
         yield Phase("planner", r.value, decision.reason)
+        if not self.executor.session.title:  # listings and `-r` find the task, not the plan
+            self.executor.session.set_title(decision.task)
         try:
             plan = yield from self.planner.plan(decision.task, r.value, cancel)
         except Cancelled:

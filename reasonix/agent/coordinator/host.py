@@ -313,6 +313,8 @@ class Host:
             yield Error(UsageError(message), message)
             return
         goal = self.goals.start(decision.task)
+        if not self.agent.session.title:
+            self.agent.session.set_title(goal.objective)
         yield Phase("goal", Route.GOAL_START.value, decision.reason, status="active")
         yield Notice("goal", f"goal {goal.id} started")
         r = Route.GOAL_START if self.coordinator is not None else Route.EXECUTOR
