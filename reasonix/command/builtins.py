@@ -4,6 +4,8 @@ None of them sends anything to the model as a user turn. ``/compact`` is the
 one that may make a provider request: the summary call that compaction is.
 ``/clear`` asks first (``CommandResult.confirm``); ``/model`` and ``/resume``
 without an argument open a picker; ``/exit`` asks the frontend to leave.
+The planning triggers (``/plan`` …, :mod:`reasonix.command.planning`) are the
+exception: they hand their own line back as the turn, which the host routes.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from reasonix.command.api import CommandHost, CommandResult, Completion, PickerItem
+from reasonix.command.planning import planning_commands
 from reasonix.command.registry import Command
 from reasonix.errors import UsageError
 
@@ -329,6 +332,7 @@ def builtin_commands(
             rewind,
             "[turn [mode]] | undo",
         ),
+        *planning_commands(),  # /plan, /plan-approve, /plan-only, /goal (the host routes them)
         cmd("exit", "leave (Ctrl-D works too)", leave),
         cmd("quit", "leave", leave, hidden=True),
     ]

@@ -17,7 +17,7 @@ pytest.importorskip("pty")
 
 def test_the_line_chat_shows_and_approves_a_plan(tmp_path: Path) -> None:
     ws = tmp_path / "repo"
-    script = [Turn.text_only(PLAN), Turn.text_only("carried out the plan")]
+    script = [Turn.text_only(PLAN), Turn.text_only("carried out the plan"), Turn.text_only(PLAN)]
     with FakeServer("openai", script) as srv:
         project(ws, srv.url)
         env = {**clean_env(tmp_path), "TERM": "dumb"}
@@ -31,6 +31,12 @@ def test_the_line_chat_shows_and_approves_a_plan(tmp_path: Path) -> None:
             term.send("1\r")
             term.expect("carried out the plan")
             term.expect("› ")
+            term.send("/goal status\r")  # through the command registry, answered by the host
+            term.expect("no goal in this session")
+            term.expect("› ")
+            term.send("/plan-only add a test\r")
+            term.expect("saved to")
+            term.expect("› ")
             term.send("/exit\r")
             code = term.close()
         finally:
@@ -38,4 +44,4 @@ def test_the_line_chat_shows_and_approves_a_plan(tmp_path: Path) -> None:
                 term.proc.kill()
                 term.proc.wait()
         models = [r.json["model"] for r in srv.requests]
-    assert code == 0 and models == ["plan-model", "exec-model"]
+    assert code == 0 and models == ["plan-model", "exec-model", "plan-model"]
