@@ -266,16 +266,15 @@ def update_goal_tool(state: Callable[[], GoalBook | None]) -> FunctionTool:
     return FunctionTool(
         name="update_goal",
         description=(
-            'Report on the active goal: status "continue" (a progress note), "complete" '
-            '(the goal is fully done and verified) or "blocked" (something outside your '
-            "control stops it; say what in reason). Complete and blocked end the goal's run."
+            "Report on the active goal: continue (a progress note), complete (done and "
+            "verified) or blocked (say why in reason)."
         ),
         schema={
             "type": "object",
             "properties": {
                 "status": {"type": "string", "enum": ["continue", "complete", "blocked"]},
-                "summary": {"type": "string", "description": "what was done or found"},
-                "reason": {"type": "string", "description": "for blocked: what blocks it"},
+                "summary": {"type": "string"},
+                "reason": {"type": "string"},
             },
             "required": ["status"],
             "additionalProperties": False,

@@ -155,13 +155,10 @@ def exit_plan_mode_tool(state: Callable[[], PlanMode | None]) -> FunctionTool:
 
     return FunctionTool(
         name="exit_plan_mode",
-        description=(
-            "In plan mode only: submit your finished plan (Markdown) and ask the user to "
-            "approve it. A human always answers this; until then nothing is executed."
-        ),
+        description="Plan mode only: submit the finished plan (Markdown) for a human's approval.",
         schema={
             "type": "object",
-            "properties": {"plan": {"type": "string", "description": "the plan, as Markdown"}},
+            "properties": {"plan": {"type": "string"}},
             "required": ["plan"],
             "additionalProperties": False,
         },
