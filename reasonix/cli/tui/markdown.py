@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from .width import Line, Span, text_width, wrap_spans
+from .width import Line, Span, fit, text_width, wrap_spans
 
 __all__ = ["MarkdownCache", "inline_spans", "render_line", "render_markdown"]
 
@@ -50,7 +50,7 @@ def render_line(src: str, width: int, in_fence: bool) -> tuple[list[Line], bool]
     if fence is not None and not (in_fence and fence.group(2)):  # "```py" never closes
         label = fence.group(2) if not in_fence else ""
         rule: Line = (("─" * 2 + (f" {label} " if label else "") + "─" * 2, "dim"),)
-        return [rule], not in_fence
+        return [fit(rule, width)], not in_fence
     if in_fence:
         bar: Line = (("│ ", "dim"),)
         return wrap_spans(((src, "code"),), width, first=bar, rest=bar, words=False), True
