@@ -157,3 +157,14 @@ def test_notices_become_notice_blocks() -> None:
     apply_event(s, Notice("cancelled", "the turn was cancelled"))
     block = s.transcript.blocks[-1]
     assert isinstance(block, NoticeBlock) and block.kind == "warn"
+
+
+def test_call_ids_reused_across_turns_do_not_mix_up_cards() -> None:
+    s = AppState()
+    apply_event(s, ToolStart("call_0", "read_file", '{"path": "a"}', True))
+    apply_event(s, ToolEnd("call_0", "read_file", "contents", False, 0.1))
+    apply_event(s, ToolStart("call_0", "bash", '{"command": "ls"}', False))
+    apply_event(s, ToolEnd("call_0", "bash", "listing", False, 0.2))
+    first, second = s.transcript.blocks
+    assert isinstance(first, ToolBlock) and first.output == "contents"
+    assert isinstance(second, ToolBlock) and second.name == "bash" and second.output == "listing"

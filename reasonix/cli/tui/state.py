@@ -152,9 +152,14 @@ class Transcript:
         return block
 
     def tool(self, call_id: str) -> ToolBlock | None:
-        """The card of ``call_id`` among recent blocks."""
+        """The unfinished card of ``call_id`` among recent blocks (ids repeat across turns
+        with some providers, so a finished card never matches)."""
         for block in reversed(self.blocks[-200:]):
-            if isinstance(block, ToolBlock) and block.call_id == call_id:
+            if (
+                isinstance(block, ToolBlock)
+                and block.call_id == call_id
+                and block.status in ("waiting", "running")
+            ):
                 return block
         return None
 
