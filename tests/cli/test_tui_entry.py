@@ -73,3 +73,24 @@ def test_history_trims_itself_and_survives_a_bad_file(tmp_path: Path) -> None:
     (tmp_path / "file").write_text("a file, not a directory")
     blocked.add("lost, but no crash")
     assert blocked.load() == []
+
+
+def test_the_first_frame_needs_no_heavy_module() -> None:
+    """Issue 20: what runs before the first paint imports neither the runtime nor typing."""
+    import subprocess
+
+    root = Path(__file__).resolve().parents[2]
+    code = (
+        "import sys; sys.path.insert(0, sys.argv[1])\n"
+        "import reasonix.cli.main, reasonix.cli.tui, reasonix.cli.tui.app\n"
+        "print(' '.join(sorted(sys.modules)))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-S", "-c", code, str(root)], capture_output=True, text=True, check=True
+    )
+    loaded = set(out.stdout.split())
+    heavy = {"typing", "dataclasses", "inspect", "difflib", "json", "pathlib", "reasonix.boot",
+             "reasonix.agent", "reasonix.provider", "reasonix.command", "reasonix.cli.chat_cmd",
+             "reasonix.cli.tui.ingest", "reasonix.cli.safe_text"}  # fmt: skip
+    assert not heavy & loaded, sorted(heavy & loaded)
+    assert "curses" in loaded

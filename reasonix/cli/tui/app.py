@@ -22,18 +22,27 @@ import signal
 import sys
 import threading
 import time
-from typing import Any
 
-from .control import Action, Controls
+from .control import Controls
 from .screen import Screen
 from .state import ApprovalOverlay, AppState, NoticeBlock, PickerItemView, PickerOverlay, UserBlock
 from .view import render_frame
+
+TYPE_CHECKING = False  # typing is not imported at run time: the first frame comes sooner
+if TYPE_CHECKING:
+    from typing import Any
+
+    from .control import Action
 
 __all__ = ["App", "run"]
 
 FRAME = 1 / 60  # seconds between paints while output streams
 IDLE_WAIT, BUSY_WAIT = 0.5, 0.1
 MODE_CYCLE = ("ask", "auto", "plan")
+KEYS = """\
+keys: Enter sends · Ctrl-J or Alt-Enter: new line · Up/Down: history · Tab: complete
+      Shift-Tab: mode ask → auto → plan · Esc or Ctrl-C: cancel the turn · Ctrl-O: details
+      PgUp/PgDn: scroll · Ctrl-D (or Ctrl-C twice): leave · `reasonix -c` resumes"""
 
 
 class _Answer:
@@ -72,6 +81,7 @@ class App:
         )
         self.screen: Screen | None = None
         self.booting: threading.Thread | None = None
+        self.pending: list[str] = []  # prompts submitted before the runtime was ready
         self._lock = threading.Lock()
         self._dirty = True
         self._last_paint = 0.0
@@ -172,6 +182,8 @@ class App:
             if self.cancel is not None:
                 self.cancel.cancel("cancelled by the user")
                 self.state.busy = "cancelling"
+                if self.commands is not None:
+                    self.commands.interrupt()  # a long command (/compact, /mcp auth)
         elif kind == "answer":
             overlay: ApprovalOverlay = action[1]
             if overlay in self.state.overlays:
@@ -198,12 +210,14 @@ class App:
             self._notice(f"mode {nxt}: {err}", "error")
 
     def _submit(self, text: str) -> None:
-        if self.rt is None:
+        if self.rt is None:  # typed while the runtime is still being built: send it when ready
+            self.pending.append(text)
+            self.state.hint = "sending when ready…"
             return
         if self.commands.is_command(text.strip()):
             self._start_command(text.strip(), echo=True)
         else:
-            self._start_turn(text, text)
+            self._start_turn(self.commands.plain(text), text)
 
     # -- background jobs: turns and commands ---------------------------------------------
     def _start_job(self, busy: str, target: Any, *args: Any) -> None:
@@ -370,7 +384,7 @@ class App:
             from .history import PromptHistory, history_path
             from .ingest import blocks_from_messages
 
-            commands = Commands(rt)
+            commands = Commands(rt, notify=lambda text: self.post("notice", text, "info"))
             history = PromptHistory(history_path(rt.workspace))
             past = history.load()
             blocks = blocks_from_messages(rt.session.messages()) if rt.resumed else []
@@ -410,6 +424,9 @@ class App:
         self._refresh_status()
         if getattr(self.args, "compact", False):
             self._start_command("/compact", echo=True)
+        elif self.pending:
+            self.state.hint = ""
+            self._submit(self.pending.pop(0))  # one turn at a time: the rest stay in history
 
     def _refresh_status(self) -> None:
         rt = self.rt

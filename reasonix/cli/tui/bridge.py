@@ -19,10 +19,21 @@ __all__ = ["Commands"]
 class Commands:
     """Slash commands, autocomplete and ``@`` references for one runtime."""
 
-    def __init__(self, rt: Any, registry: Any = None) -> None:
+    def __init__(self, rt: Any, registry: Any = None, notify: Any = None) -> None:
         self.rt = rt
-        self.registry = registry if registry is not None else _load_registry(rt)
+        self.registry = registry if registry is not None else _load_registry(rt, notify)
         self.notices: list[str] = list(getattr(self.registry, "notices", []) or [])
+
+    @property
+    def host(self) -> Any:
+        """The registry's CommandHost (None without a command layer)."""
+        return getattr(self.registry, "host", None)
+
+    def interrupt(self) -> None:
+        """Cancel the host calls a running command makes (Esc or Ctrl-C in the view)."""
+        fn = getattr(self.host, "interrupt", None)
+        if fn is not None:
+            fn("cancelled by the user")
 
     # -- slash commands ------------------------------------------------------------
     def is_command(self, line: str) -> bool:
@@ -30,6 +41,11 @@ class Commands:
         if self.registry is not None:
             return bool(self.registry.is_command(line))
         return line.startswith("/") and not line.startswith("//")
+
+    def plain(self, line: str) -> str:
+        """What to send for a line that is not a command (``//x`` escapes to ``/x``)."""
+        stripped = line.lstrip()
+        return stripped[1:] if stripped.startswith("//") else line
 
     def run(self, line: str) -> CommandResult:
         """Run one command line (blocking: call it off the UI thread)."""
@@ -66,17 +82,15 @@ class Commands:
         refs = _module("reasonix.command.refs")
         if refs is None:
             return text, []
-        forbid = [Path(p) for p in self.rt.config.sandbox.forbid_read]
-        host = getattr(self.registry, "host", None)
-        read = getattr(host, "read_resource", None)
+        forbid = list(getattr(self.rt.tool_ctx, "forbid_read", ()) or ())
+        read = getattr(self.host, "read_resource", None) if self.rt.mcp is not None else None
         expanded, notices = refs.expand_references(
             text, workspace=Path(self.rt.workspace), forbid_read=forbid, read_resource=read
         )
         return expanded, list(notices)
 
     def _resources(self) -> list[Any]:
-        host = getattr(self.registry, "host", None)
-        fn = getattr(host, "mcp_resources", None)
+        fn = getattr(self.host, "mcp_resources", None)
         if fn is None or self.rt.mcp is None:
             return []
         try:
@@ -95,6 +109,6 @@ def _module(name: str) -> Any:
         return None
 
 
-def _load_registry(rt: Any) -> Any:
+def _load_registry(rt: Any, notify: Any) -> Any:
     boot_commands = _module("reasonix.boot.commands")
-    return None if boot_commands is None else boot_commands.build_commands(rt)
+    return None if boot_commands is None else boot_commands.build_commands(rt, notify=notify)

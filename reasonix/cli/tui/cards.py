@@ -7,13 +7,14 @@ collapsed cards show the first lines and say how many more there are.
 
 from __future__ import annotations
 
-import json
-from typing import Any
-
 from .diff import EDIT_TOOLS, diff_rows, diff_stats
 from .markdown import MarkdownCache
 from .state import AnswerBlock, Block, NoticeBlock, ReasoningBlock, ToolBlock, UserBlock
 from .width import Line, fit, wrap_spans
+
+TYPE_CHECKING = False  # typing is not imported at run time: the first frame comes sooner
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["key_argument", "render_block"]
 
@@ -37,6 +38,8 @@ def key_argument(name: str, args: dict[str, Any]) -> str:
     for value in args.values():
         if isinstance(value, str) and value.strip():
             return value
+    import json
+
     return json.dumps(args, ensure_ascii=False)[:200] if args else ""
 
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any
 
 from .keys import COMPOSER_KEYS, Key, apply_edit, insert
 from .state import (
@@ -25,7 +24,12 @@ from .state import (
 
 __all__ = ["Action", "Controls"]
 
-Action = tuple[Any, ...]
+TYPE_CHECKING = False  # typing is not imported at run time: the first frame comes sooner
+
+if TYPE_CHECKING:
+    from typing import Any
+
+    Action = tuple[Any, ...]
 Completer = Callable[[str], list[tuple[str, str]]]
 LEAVE_WINDOW = 2.0  # seconds in which a second Ctrl-C leaves
 
@@ -178,8 +182,9 @@ class Controls:
             self._accept(o)
             return []
         if k.name == "enter" and o.kind == "slash":
-            self._accept(o, trailing="")
-            return self._submit()
+            if " " not in self.state.composer.text.strip():  # a name: run the one chosen
+                self._accept(o, trailing="")
+            return self._submit()  # arguments: what was typed
         return None
 
     def _accept(self, o: CompletionOverlay, trailing: str = " ") -> None:
@@ -202,9 +207,9 @@ class Controls:
         if not c.text or c.text == s.dismissed:
             return
         if c.text.startswith("/") and not c.text.startswith("//"):
-            if any(ch.isspace() for ch in c.text):
+            if "\n" in c.text:
                 return
-            items = self.complete_slash(c.text)
+            items = self.complete_slash(c.text)  # names, then arguments after a space
             if items and not (len(items) == 1 and items[0][0] == c.text):
                 s.overlays.append(CompletionOverlay("slash", 0, items))
             return
@@ -223,7 +228,7 @@ class Controls:
         text = c.text
         if not text.strip():
             return []
-        if s.busy:
+        if s.busy and s.busy != "starting":  # while starting, the app keeps it until ready
             s.hint = "wait for the turn to end (Esc cancels it)"
             return []
         if self.remember is not None:

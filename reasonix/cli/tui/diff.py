@@ -11,12 +11,14 @@ ran), the diff falls back to the call's own old and new strings.
 
 from __future__ import annotations
 
-import difflib
 import os
-from pathlib import Path
-from typing import Any
 
 from .width import Line, wrap_spans
+
+TYPE_CHECKING = False  # typing is not imported at run time: the first frame comes sooner
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Any
 
 __all__ = ["EDIT_TOOLS", "call_diff", "diff_rows", "diff_stats", "proposed_diff"]
 
@@ -124,6 +126,8 @@ def _delete_range(text: str, args: dict[str, Any]) -> str | None:
 
 
 def _unified(old: str, new: str, name: str) -> list[str]:
+    import difflib  # only when there is an edit to show
+
     lines = list(
         difflib.unified_diff(
             old.splitlines(),
@@ -147,6 +151,8 @@ def proposed_diff(tool: str, args: dict[str, Any], workspace: Path) -> list[str]
     name = _path_of(args)
     if not name:
         return None
+    from pathlib import Path
+
     path = Path(os.path.expanduser(name))
     if not path.is_absolute():
         path = workspace / path

@@ -11,19 +11,29 @@ is on).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 
 __all__ = ["COMPOSER_KEYS", "EDITS", "Key", "KeyDecoder", "apply_edit"]
 
 PASTE_START, PASTE_END = "200~", "201~"
 
 
-@dataclass(frozen=True)
 class Key:
     """One key press: a name (``"enter"``, ``"ctrl-a"``, ``"up"``…) or typed/pasted text."""
 
-    name: str  # "text" and "paste" carry ``text``
-    text: str = ""
+    __slots__ = ("name", "text")
+
+    def __init__(self, name: str, text: str = "") -> None:
+        self.name = name  # "text" and "paste" carry ``text``
+        self.text = text
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Key) and (self.name, self.text) == (other.name, other.text)
+
+    def __hash__(self) -> int:
+        return hash((self.name, self.text))
+
+    def __repr__(self) -> str:
+        return f"Key({self.name!r}, {self.text!r})" if self.text else f"Key({self.name!r})"
 
 
 _CSI_TILDE = {"1": "home", "2": "insert", "3": "delete", "4": "end", "5": "pgup", "6": "pgdn",

@@ -15,8 +15,10 @@ overlay class must be added there, and the layout test checks that it is.
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass, field
-from typing import Any
+
+TYPE_CHECKING = False  # typing is not imported at run time: the first frame comes sooner
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = [
     "INPUT_OVERLAYS",
@@ -164,15 +166,14 @@ class Transcript:
         return None
 
 
-@dataclass
 class Composer:
     """The input document: text (may hold newlines) and a cursor index into it."""
 
-    text: str = ""
-    cursor: int = 0
-    history: list[str] = field(default_factory=list)
-    history_pos: int | None = None  # index into history while browsing
-    draft: str = ""  # what was typed before browsing started
+    def __init__(self, text: str = "", cursor: int = 0) -> None:
+        self.text, self.cursor = text, cursor
+        self.history: list[str] = []
+        self.history_pos: int | None = None  # index into history while browsing
+        self.draft = ""  # what was typed before browsing started
 
     def set(self, text: str, cursor: int | None = None) -> None:
         """Replace the document (cursor at the end unless given)."""
@@ -184,37 +185,43 @@ class Overlay:
     """Base of everything drawn over the bottom of the screen."""
 
 
-@dataclass
 class ApprovalOverlay(Overlay):
-    """A permission question: summary, diff or command, and the allowed choices."""
+    """A permission question: summary, diff or command, and the allowed choices.
 
-    request: Any  # the permission layer's ApprovalRequest (sanitised copies below)
-    event: Any  # the ApprovalRequested event to answer
-    title: str
-    detail: list[str]  # lines shown under the title (reason, command, rule)
-    diff: list[str] | None
-    choices: list[tuple[str, str, Any]]  # (key, label, ApprovalChoice)
-    scroll: int = 0
+    ``event`` is what gets the answer (``answer(choice)``): the ApprovalRequested
+    event, or the app's wrapper that also wakes the waiting turn.
+    """
+
+    def __init__(
+        self,
+        request: Any,
+        event: Any,
+        title: str,
+        detail: list[str],
+        diff: list[str] | None,
+        choices: list[tuple[str, str, Any]],  # (key, label, ApprovalChoice)
+    ) -> None:
+        self.request, self.event, self.title = request, event, title
+        self.detail, self.diff, self.choices = detail, diff, choices
+        self.scroll = 0
 
 
-@dataclass
 class PickerItemView:
     """One row of a picker."""
 
-    label: str
-    value: str
-    description: str = ""
+    def __init__(self, label: str, value: str, description: str = "") -> None:
+        self.label, self.value, self.description = label, value, description
 
 
-@dataclass
 class PickerOverlay(Overlay):
     """Choose one item (``/model``, ``/resume``); typing filters, Enter runs the command."""
 
-    title: str
-    items: list[PickerItemView]
-    command: str
-    selected: int = 0
-    query: str = ""
+    def __init__(
+        self, title: str, items: list[PickerItemView], command: str, selected: int = 0
+    ) -> None:
+        self.title, self.items, self.command = title, items, command
+        self.selected = selected
+        self.query = ""
 
     def visible(self) -> list[PickerItemView]:
         """Items matching the typed filter."""
@@ -224,22 +231,21 @@ class PickerOverlay(Overlay):
         return [i for i in self.items if q in i.label.lower() or q in i.description.lower()]
 
 
-@dataclass
 class ConfirmOverlay(Overlay):
     """A yes/no question (``/clear``); yes runs ``command``."""
 
-    question: str
-    command: str
+    def __init__(self, question: str, command: str) -> None:
+        self.question, self.command = question, command
 
 
-@dataclass
 class CompletionOverlay(Overlay):
     """Slash-command or ``@`` candidates under the word being typed (input-owned)."""
 
-    kind: str  # "slash" | "ref"
-    start: int  # where the completed word starts in the composer text
-    items: list[tuple[str, str]]  # (text to insert, description)
-    selected: int = 0
+    def __init__(self, kind: str, start: int, items: list[tuple[str, str]]) -> None:
+        self.kind = kind  # "slash" | "ref"
+        self.start = start  # where the completed word starts in the composer text
+        self.items = items  # (text to insert, description)
+        self.selected = 0
 
 
 # CMD-8: every Overlay subclass is in exactly one of these (tests check it).
@@ -258,35 +264,35 @@ def hide_composer(overlay: Overlay | None) -> bool:
     raise TypeError(f"overlay {type(overlay).__name__} is not classified in hide_composer()")
 
 
-@dataclass
 class Status:
     """The footer's facts."""
 
-    model: str = ""
-    mode: str = ""
-    context_used: int | None = None
-    context_window: int = 0
-    compact_at: int = 0
-    cache_ratio: float | None = None
-    cost: str = ""
-    session: str = ""
+    def __init__(self) -> None:
+        self.model = ""
+        self.mode = ""
+        self.context_used: int | None = None
+        self.context_window = 0
+        self.compact_at = 0
+        self.cache_ratio: float | None = None
+        self.cost = ""
+        self.session = ""
 
 
-@dataclass
 class AppState:
     """Everything the view renders."""
 
-    transcript: Transcript = field(default_factory=Transcript)
-    composer: Composer = field(default_factory=Composer)
-    overlays: list[Overlay] = field(default_factory=list)
-    status: Status = field(default_factory=Status)
-    busy: str = ""  # "" idle, else what runs ("working", "compacting", "starting")
-    hint: str = ""  # a short message at the right of the footer
-    scroll: int = 0  # rows scrolled up from the bottom; 0 follows new output
-    detail: bool = False  # Ctrl-O: tool output and reasoning expanded
-    dismissed: str = ""  # composer text whose autocomplete the user closed with Esc
-    tick: int = 0  # spinner phase
-    page: int = 10  # transcript rows on screen (PgUp/PgDn step), set by the app
+    def __init__(self, busy: str = "") -> None:
+        self.transcript = Transcript()
+        self.composer = Composer()
+        self.overlays: list[Overlay] = []
+        self.status = Status()
+        self.busy = busy  # "" idle, else what runs ("working", "starting", "cancelling" …)
+        self.hint = ""  # a short message at the right of the footer
+        self.scroll = 0  # rows scrolled up from the bottom; 0 follows new output
+        self.detail = False  # Ctrl-O: tool output and reasoning expanded
+        self.dismissed = ""  # composer text whose autocomplete the user closed with Esc
+        self.tick = 0  # spinner phase
+        self.page = 10  # transcript rows on screen (PgUp/PgDn step), set by the app
 
     @property
     def overlay(self) -> Overlay | None:

@@ -9,8 +9,6 @@ window are rendered, so a long transcript costs what its screen shows.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from .cards import render_block
 from .overlays import overlay_rows
 from .state import AppState, Block, Composer, ToolBlock, hide_composer
@@ -169,14 +167,18 @@ def footer_row(state: AppState, width: int) -> Line:
     return fit(line, width)
 
 
-@dataclass
 class Frame:
     """One rendered screen: its rows, the cursor, and facts the app needs for scrolling."""
 
-    rows: list[Line]
-    cursor: tuple[int, int] | None
-    transcript_rows: int
-    max_scroll: int
+    def __init__(
+        self,
+        rows: list[Line],
+        cursor: tuple[int, int] | None,
+        transcript_rows: int,
+        max_scroll: int,
+    ) -> None:
+        self.rows, self.cursor = rows, cursor
+        self.transcript_rows, self.max_scroll = transcript_rows, max_scroll
 
 
 def render_frame(state: AppState, width: int, height: int) -> Frame:
@@ -188,7 +190,7 @@ def render_frame(state: AppState, width: int, height: int) -> Frame:
     comp: list[Line] = []
     cursor_in: tuple[int, int] = (0, 0)
     if not hidden:
-        placeholder = "starting…" if state.busy == "starting" else PLACEHOLDER
+        placeholder = PLACEHOLDER  # typing may start while the runtime is still being built
         max_comp = max(1, min(10, (height - 2) // 3))
         comp, cursor_in = composer_rows(state.composer, width, max_comp, placeholder)
         comp = [rule_row(state, width), *comp]
