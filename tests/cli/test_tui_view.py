@@ -24,7 +24,7 @@ from reasonix.cli.tui.state import (
     ToolBlock,
     hide_composer,
 )
-from reasonix.cli.tui.view import composer_rows, human_tokens, render, render_frame
+from reasonix.cli.tui.view import changed_rows, composer_rows, human_tokens, render, render_frame
 from reasonix.cli.tui.width import line_width, plain
 
 W, H = 40, 12
@@ -292,3 +292,19 @@ def test_completion_rows_show_descriptions() -> None:
         CompletionOverlay("slash", 0, [("/help", "list commands"), ("/new", "fresh")])
     )
     assert any(r.startswith("  /help  list commands") for r in rows)
+
+
+def test_a_keystroke_repaints_only_the_rows_it_changed() -> None:
+    state = AppState()
+    state.status.model, state.status.mode = "fake/m", "ask"
+    for i in range(50):
+        state.transcript.add(NoticeBlock(f"line {i}", "info"))
+    before, _ = render(state, 60, 20)
+    state.composer.set("h")
+    after, _ = render(state, 60, 20)
+    assert changed_rows(list(before), after) == [18]  # the composer row only
+    assert changed_rows([], after) == list(range(20))  # after a resize: everything
+    state.transcript.add(NoticeBlock("new output", "info"))
+    scrolled, _ = render(state, 60, 20)
+    moved = changed_rows(list(after), scrolled)  # the transcript moved up one notice
+    assert moved and max(moved) < 17  # the rule, composer and footer were not touched

@@ -159,6 +159,7 @@ class App:
         height, width = self.screen.size()
         frame = render_frame(self.state, width, height)
         self.state.page = frame.transcript_rows
+        self.state.panel_page = frame.panel_page or self.state.panel_page
         if self.state.scroll > frame.max_scroll:
             self.state.scroll = frame.max_scroll
             frame = render_frame(self.state, width, height)

@@ -110,9 +110,9 @@ def _reasoning_rows(block: ReasoningBlock, width: int, detail: bool) -> list[Lin
     if block.open:
         last = lines[-1] if lines else ""
         return [fit((("✻ thinking… ", "dim"), (_flat(last)[-width:], "dim")), width, ellipsis=True)]
-    n = len(lines)
-    label = f"✻ thought for {n} line{'s' if n != 1 else ''} · Ctrl-O shows it"
-    return [fit(((label, "dim"),), width, ellipsis=True)]
+    tail = " · Ctrl-O"
+    head = fit((("✻ " + _flat(block.text), "dim"),), max(4, width - len(tail)), ellipsis=True)
+    return [fit((*head, (tail, "dim")), width)]
 
 
 def _notice_rows(block: NoticeBlock, width: int) -> list[Line]:

@@ -135,7 +135,7 @@ class Controls:
         elif k.name == "ctrl-c":
             return [("answer", o, by_name.get("DENY")), ("cancel",)]
         elif k.name in ("pgdn", "down", "pgup", "up"):
-            step = max(1, self.state.page // 2) if k.name.startswith("pg") else 1
+            step = max(1, self.state.panel_page - 1) if k.name.startswith("pg") else 1
             o.scroll = max(0, o.scroll + (step if k.name in ("pgdn", "down") else -step))
             return []
         if choice is None:

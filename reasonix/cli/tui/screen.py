@@ -17,6 +17,7 @@ import select
 import sys
 
 from .keys import Key, KeyDecoder
+from .view import changed_rows
 from .width import Line
 
 __all__ = ["Screen"]
@@ -184,12 +185,9 @@ class Screen:
         if (height, width) != self._size:
             self._size, self._last = (height, width), []
             scr.clear()
-        painted = 0
-        for y in range(min(height, len(rows))):
+        todo = changed_rows(self._last, rows[:height])
+        for y in todo:
             row = rows[y]
-            if y < len(self._last) and self._last[y] == row:
-                continue
-            painted += 1
             scr.move(y, 0)
             scr.clrtoeol()
             x = 0
@@ -206,4 +204,4 @@ class Screen:
                 curses.curs_set(1)
                 scr.move(*cursor)
         scr.refresh()
-        return painted
+        return len(todo)

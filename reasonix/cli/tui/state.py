@@ -293,6 +293,7 @@ class AppState:
         self.dismissed = ""  # composer text whose autocomplete the user closed with Esc
         self.tick = 0  # spinner phase
         self.page = 10  # transcript rows on screen (PgUp/PgDn step), set by the app
+        self.panel_page = 10  # rows of the approval diff window (its PgUp/PgDn step)
 
     @property
     def overlay(self) -> Overlay | None:

@@ -10,8 +10,8 @@ window are rendered, so a long transcript costs what its screen shows.
 from __future__ import annotations
 
 from .cards import render_block
-from .overlays import overlay_rows
-from .state import AppState, Block, Composer, ToolBlock, hide_composer
+from .overlays import approval_diff_room, overlay_rows
+from .state import ApprovalOverlay, AppState, Block, Composer, ToolBlock, hide_composer
 from .width import Line, char_width, fit, text_width
 
 __all__ = [
@@ -21,6 +21,7 @@ __all__ = [
     "footer_row",
     "human_tokens",
     "render",
+    "changed_rows",
     "render_frame",
     "rule_row",
     "transcript_window",
@@ -176,9 +177,11 @@ class Frame:
         cursor: tuple[int, int] | None,
         transcript_rows: int,
         max_scroll: int,
+        panel_page: int = 0,
     ) -> None:
         self.rows, self.cursor = rows, cursor
         self.transcript_rows, self.max_scroll = transcript_rows, max_scroll
+        self.panel_page = panel_page  # rows of the approval diff window (0: none)
 
 
 def render_frame(state: AppState, width: int, height: int) -> Frame:
@@ -196,6 +199,7 @@ def render_frame(state: AppState, width: int, height: int) -> Frame:
         comp = [rule_row(state, width), *comp]
         cursor_in = (cursor_in[0] + 1, cursor_in[1])
     panel: list[Line] = []
+    room = 0
     if overlay is not None:
         room = height - len(comp) - 1 - (1 if height > 6 else 0)
         panel = overlay_rows(overlay, width, max(0, room))
@@ -204,12 +208,20 @@ def render_frame(state: AppState, width: int, height: int) -> Frame:
     bottom = bottom[cut:]
     trans_h = height - len(bottom)
     rows, most = transcript_window(state, width, trans_h) if trans_h > 0 else ([], 0)
+    panel_page = 0
+    if isinstance(overlay, ApprovalOverlay) and overlay.diff:
+        panel_page = approval_diff_room(overlay, width, max(0, room))
     cursor: tuple[int, int] | None = None
     if not hidden and comp:
         row = trans_h + len(panel) + cursor_in[0] - cut
         if trans_h <= row < height:
             cursor = (row, min(cursor_in[1], width - 1))
-    return Frame(rows + bottom, cursor, trans_h, most)
+    return Frame(rows + bottom, cursor, trans_h, most, panel_page)
+
+
+def changed_rows(before: list[Line | None], after: list[Line]) -> list[int]:
+    """Indexes of the rows of ``after`` that differ from ``before`` (what a paint touches)."""
+    return [y for y, row in enumerate(after) if y >= len(before) or before[y] != row]
 
 
 def render(state: AppState, width: int, height: int) -> tuple[list[Line], tuple[int, int] | None]:
