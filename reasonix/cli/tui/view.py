@@ -17,11 +17,11 @@ from .width import Line, char_width, fit, text_width
 __all__ = [
     "SPINNER",
     "Frame",
+    "changed_rows",
     "composer_rows",
     "footer_row",
     "human_tokens",
     "render",
-    "changed_rows",
     "render_frame",
     "rule_row",
     "transcript_window",
