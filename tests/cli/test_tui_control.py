@@ -280,3 +280,16 @@ def test_without_a_registry_exit_works_and_the_rest_says_so() -> None:
     result = commands.run("/help")
     assert result.error and "not available" in result.text
     assert Key("text", "x").text == "x"
+
+
+def test_confirm_overlay_with_actions_answers_either_way() -> None:
+    state, c, _ = make()
+    o = _approval(list(ApprovalChoice))
+    yes, no = (
+        ("answer", o, ApprovalChoice.ALWAYS, "confirmed"),
+        ("answer", o, ApprovalChoice.SESSION),
+    )
+    state.overlays.append(ConfirmOverlay("save Bash(ls)?", yes=yes, no=no))
+    assert play(c, "y") == [yes]
+    state.overlays.append(ConfirmOverlay("save Bash(ls)?", yes=yes, no=no))
+    assert play(c, "\x1b") == [no] and state.overlay is None

@@ -265,3 +265,32 @@ def test_a_crash_in_the_view_restores_the_terminal_and_keeps_the_session(
         finally:
             term.close()
     assert list((tmp_path / "rx" / "sessions").glob("*/*.jsonl"))
+
+
+def test_always_allow_shows_what_the_rule_would_approve_before_saving(
+    pyz: Path, tmp_path: Path
+) -> None:
+    ws = tmp_path / "repo"
+    script = [
+        Turn.tools([ToolSpec("bash", json.dumps({"command": "echo hi"}))]),
+        Turn.text_only("ok"),
+    ]
+    with FakeServer("openai", script) as srv:
+        write_project(ws, srv.url)
+        term = _start(pyz, ws, tmp_path)
+        try:
+            term.wait_for(" ask ")
+            term.type("say hi")
+            term.keys("Enter")
+            term.wait_for("allow bash: echo hi?")
+            term.keys("3")
+            screen = term.wait_for("always allow Bash(echo hi)?")
+            assert "would approve" in screen  # the rule simulator's report
+            assert "n: allow it for this session only" in screen
+            assert "allow = " not in (ws / "reasonix.toml").read_text()  # not saved yet
+            term.keys("y")
+            term.wait_for("✓ bash echo hi")
+            term.wait_for("ok")
+        finally:
+            term.close()
+    assert 'allow = ["Bash(echo hi)"]' in (ws / "reasonix.toml").read_text()

@@ -25,7 +25,15 @@ import time
 
 from .control import Controls
 from .screen import Screen
-from .state import ApprovalOverlay, AppState, NoticeBlock, PickerItemView, PickerOverlay, UserBlock
+from .state import (
+    ApprovalOverlay,
+    AppState,
+    ConfirmOverlay,
+    NoticeBlock,
+    PickerItemView,
+    PickerOverlay,
+    UserBlock,
+)
 from .view import render_frame
 
 TYPE_CHECKING = False  # typing is not imported at run time: the first frame comes sooner
@@ -189,6 +197,14 @@ class App:
             overlay: ApprovalOverlay = action[1]
             if overlay in self.state.overlays:
                 self.state.overlays.remove(overlay)
+            preview = getattr(overlay.request, "preview", None)
+            if (
+                getattr(action[2], "name", "") == "ALWAYS"
+                and preview is not None
+                and not action[3:]
+            ):
+                self._preview_rule(overlay, preview)  # show what the rule would allow first
+                return
             overlay.event.answer(action[2])
         elif kind == "mode":
             self._cycle_mode()
@@ -196,6 +212,40 @@ class App:
             self._submit(action[1])
         elif kind == "command":
             self._start_command(action[1], echo=False)
+
+    def _preview_rule(self, overlay: ApprovalOverlay, preview: Any) -> None:
+        """Replay the "always" rule on the project's recorded calls (a thread: it reads
+        sessions), then ask whether to save it; the turn waits for the answer."""
+        rule = overlay.request.suggested_rule
+        self.state.hint = "checking the rule against earlier calls…"
+
+        def work() -> None:
+            try:
+                text = str(preview(rule))
+            except Exception as err:  # noqa: BLE001 - no preview is not a reason to fail
+                text = f"(the rule simulator failed: {err})"
+            self.post("always-preview", overlay, text)
+
+        threading.Thread(target=work, name="reasonix-preview", daemon=True).start()
+
+    def _confirm_always(self, overlay: ApprovalOverlay, text: str) -> None:
+        from reasonix.permission import ApprovalChoice
+
+        from .ingest import clean
+
+        self.state.hint = ""
+        rule = clean(str(overlay.request.suggested_rule))
+        question = (
+            f"{clean(text)}\n\nsave {rule} to ./reasonix.toml? (n: allow it for this session only)"
+        )
+        confirm = ConfirmOverlay(
+            question,
+            yes=("answer", overlay, ApprovalChoice.ALWAYS, "confirmed"),
+            no=("answer", overlay, ApprovalChoice.SESSION),
+            title=f"always allow {rule}?",
+        )
+        confirm.approval = overlay
+        self.state.overlays.append(confirm)
 
     def _cycle_mode(self) -> None:
         if self.rt is None:
@@ -317,6 +367,8 @@ class App:
         elif kind == "context":
             if self.state.status.context_used is None:
                 self.state.status.context_used = payload[0]
+        elif kind == "always-preview":
+            self._confirm_always(*payload)
         elif kind == "boot-error":
             self.boot_error = payload[0]
             self.quit = True
@@ -329,8 +381,10 @@ class App:
     def _job_done(self) -> None:
         self.state.busy = ""
         self.cancel = None
-        self.state.overlays[:] = [
-            o for o in self.state.overlays if not isinstance(o, ApprovalOverlay)
+        self.state.overlays[:] = [  # the questions of a turn that has ended
+            o
+            for o in self.state.overlays
+            if not isinstance(o, ApprovalOverlay) and getattr(o, "approval", None) is None
         ]
         self.state.transcript.close_streams()
         self._refresh_status()
@@ -360,8 +414,6 @@ class App:
             title = clean(result.picker_title or line.split()[0])
             self.state.overlays.append(PickerOverlay(title, items, result.picker_command))
         elif result.confirm:
-            from .state import ConfirmOverlay
-
             self.state.overlays.append(
                 ConfirmOverlay(clean(result.confirm), result.confirm_command)
             )

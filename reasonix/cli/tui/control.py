@@ -165,9 +165,10 @@ class Controls:
         char = k.text[:1].lower() if k.name == "text" else ""
         if char == "y" or k.name == "enter":
             self.state.overlays.pop()
-            return [("command", o.command)]
+            return [o.yes] if o.yes is not None else [("command", o.command)]
         if char == "n" or k.name in ("esc", "ctrl-c"):
             self.state.overlays.pop()
+            return [o.no] if o.no is not None else []
         return []
 
     # -- autocomplete (input-owned) ------------------------------------------------

@@ -92,7 +92,7 @@ def _picker(o: PickerOverlay, width: int, max_rows: int) -> list[Line]:
 
 
 def _confirm(o: ConfirmOverlay, width: int, max_rows: int) -> list[Line]:
-    rows = [_title("confirm", width)]
+    rows = [_title(o.title, width)]
     rows.extend(_wrapped(o.question, width, "text"))
     rows.append(fit((("  y or Enter: yes · n or Esc: no", "dim"),), width))
     return rows[-max_rows:] if len(rows) > max_rows else rows

@@ -232,10 +232,20 @@ class PickerOverlay(Overlay):
 
 
 class ConfirmOverlay(Overlay):
-    """A yes/no question (``/clear``); yes runs ``command``."""
+    """A yes/no question: yes runs ``command`` (``/clear``) or the ``yes`` action, no the
+    ``no`` action (saving an "always" rule: no = allow for this session only)."""
 
-    def __init__(self, question: str, command: str) -> None:
-        self.question, self.command = question, command
+    def __init__(
+        self,
+        question: str,
+        command: str = "",
+        yes: tuple[Any, ...] | None = None,
+        no: tuple[Any, ...] | None = None,
+        title: str = "confirm",
+    ) -> None:
+        self.question, self.command, self.title = question, command, title
+        self.yes, self.no = yes, no
+        self.approval: Any = None  # the approval this question belongs to (ends with its turn)
 
 
 class CompletionOverlay(Overlay):
