@@ -28,7 +28,9 @@ def _wrapped(text: str, width: int, style: str, indent: str = "  ") -> list[Line
     return rows
 
 
-def _approval_fixed(o: ApprovalOverlay, width: int) -> tuple[list[Line], list[Line]]:
+def _approval_fixed(
+    o: ApprovalOverlay, width: int, scrolls: bool = True
+) -> tuple[list[Line], list[Line]]:
     head = [_title(o.title, width)]
     for line in o.detail:
         head.extend(_wrapped(line, width, "text"))
@@ -38,7 +40,7 @@ def _approval_fixed(o: ApprovalOverlay, width: int) -> tuple[list[Line], list[Li
         pad: Line = ((" " * (4 + text_width(key)), "text"),)
         tail.extend(wrap_spans(((label, "text"),), width, first=first, rest=pad))
     hint = "y allow once · n or Esc deny"
-    if o.diff:
+    if o.diff and scrolls:
         hint += " · PgUp/PgDn scroll the diff"
     tail.append(fit(((f"  {hint}", "dim"),), width, ellipsis=True))
     return head, tail
@@ -51,11 +53,11 @@ def approval_diff_room(o: ApprovalOverlay, width: int, max_rows: int) -> int:
 
 
 def _approval(o: ApprovalOverlay, width: int, max_rows: int) -> list[Line]:
-    head, tail = _approval_fixed(o, width)
+    body = diff_rows(o.diff, width, indent=2) if o.diff else []
+    room = approval_diff_room(o, width, max_rows)
+    head, tail = _approval_fixed(o, width, scrolls=len(body) > room)
     rows = list(head)
     if o.diff:
-        body = diff_rows(o.diff, width, indent=2)
-        room = approval_diff_room(o, width, max_rows)
         start = max(0, min(o.scroll, max(0, len(body) - room)))
         window = body[start : start + room]
         below = len(body) - start - len(window)
