@@ -168,3 +168,18 @@ def test_call_ids_reused_across_turns_do_not_mix_up_cards() -> None:
     first, second = s.transcript.blocks
     assert isinstance(first, ToolBlock) and first.output == "contents"
     assert isinstance(second, ToolBlock) and second.name == "bash" and second.output == "listing"
+
+
+def test_a_provider_web_search_gets_a_card_with_its_links() -> None:
+    class WebSearch:  # the shape of branch sandbox's event (reasonix.agent.events.WebSearch)
+        def __init__(self) -> None:
+            self.call_id, self.query, self.error = "ws_1", "python\x1b[2J curses", ""
+            hit = type("Hit", (), {"title": "curses — docs", "url": "https://docs.python.org/x"})
+            self.results = (hit, type("Hit", (), {"title": "", "url": "https://e.org"}))
+
+    s = AppState()
+    apply_event(s, WebSearch())
+    card = s.transcript.blocks[-1]
+    assert isinstance(card, ToolBlock) and card.name == "web_search" and card.status == "ok"
+    assert card.arguments == {"query": "python\\x1b[2J curses"}
+    assert card.output == "curses — docs — https://docs.python.org/x\nhttps://e.org"

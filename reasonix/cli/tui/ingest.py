@@ -175,6 +175,26 @@ def apply_event(state: AppState, event: Any, extra: dict[str, Any] | None = None
         t.close_streams()
     elif isinstance(event, ev.UsageReport):
         state.status.context_used = event.usage.input_tokens
+    elif type(event).__name__ == "WebSearch":  # a search the provider ran (branch sandbox)
+        _web_search(state, event)
+    elif type(event).__name__ == "SandboxEscape":
+        verdict = "allowed" if event.granted else "refused"
+        text = f"running outside the sandbox {verdict}: {event.command} ({event.detail})"
+        t.add(NoticeBlock(clean(text), "warn"))
+
+
+def _web_search(state: AppState, event: Any) -> None:
+    """A card for a provider-side web search: the query, then one line per result."""
+    card = ToolBlock("web_search", {"query": clean_line(str(event.query))}, str(event.call_id))
+    lines = []
+    for hit in event.results:
+        title, url = clean_line(str(hit.title)), clean_line(str(hit.url))
+        lines.append(f"{title} — {url}" if title else url)
+    if event.error:
+        card.finish("error", clean_line(f"search failed: {event.error}"), None)
+    else:
+        card.finish("ok", "\n".join(lines) or "(no results)", None)
+    state.transcript.add(card)
 
 
 def _user_text(text: str) -> str:
