@@ -308,3 +308,15 @@ def test_a_keystroke_repaints_only_the_rows_it_changed() -> None:
     scrolled, _ = render(state, 60, 20)
     moved = changed_rows(list(after), scrolled)  # the transcript moved up one notice
     assert moved and max(moved) < 17  # the rule, composer and footer were not touched
+
+
+def test_tail_rows_counts_what_new_output_adds() -> None:
+    from reasonix.cli.tui.view import tail_rows
+
+    state = AppState()
+    for i in range(5):
+        state.transcript.add(NoticeBlock(f"line {i}", "info"))
+    assert tail_rows(state, 40, 4) == 2  # a gap row and the notice
+    state.transcript.add(NoticeBlock("a\nb\nc", "info"))
+    assert tail_rows(state, 40, 4) == 2 + 4
+    assert tail_rows(state, 40, 0) == 1 + 2 * 4 + 4

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -137,7 +138,8 @@ def test_a_yolo_start_keeps_its_mode_reachable(pyz: Path, tmp_path: Path) -> Non
 
 def test_esc_cancels_a_slow_stream_and_the_next_turn_works(pyz: Path, tmp_path: Path) -> None:
     ws = tmp_path / "repo"
-    script = [Turn.text_only("drip " * 400, delay=0.05), Turn.text_only("second answer arrives")]
+    story = " ".join(f"w{i}" for i in range(1500))
+    script = [Turn.text_only(story, delay=0.02), Turn.text_only("second answer arrives")]
     with FakeServer("openai", script) as srv:
         write_project(ws, srv.url)
         term = _start(pyz, ws, tmp_path)
@@ -145,8 +147,15 @@ def test_esc_cancels_a_slow_stream_and_the_next_turn_works(pyz: Path, tmp_path: 
             term.wait_for(" ask ")
             term.type("tell me a long story")
             term.keys("Enter")
-            term.wait_for("drip drip")
+            term.wait_for("w450 ")  # more rows than the screen has
             term.wait_for("working · Esc cancels")
+            term.keys("PPage")
+            term.wait_for("PgDn follows")
+            held = term.rows()[:10]
+            time.sleep(0.6)  # the stream goes on below …
+            assert term.rows()[:10] == held  # … and what the user reads stays put
+            term.keys("NPage", "NPage", "NPage")
+            term.wait_gone("PgDn follows")
             term.keys("Escape")
             term.wait_for("the turn was cancelled")
             assert srv.wait_idle(5.0), "the cancelled stream was not hung up"

@@ -34,7 +34,7 @@ from .state import (
     PickerOverlay,
     UserBlock,
 )
-from .view import render_frame
+from .view import render_frame, tail_rows
 
 TYPE_CHECKING = False  # typing is not imported at run time: the first frame comes sooner
 if TYPE_CHECKING:
@@ -341,13 +341,22 @@ class App:
 
     # -- what the background threads posted ------------------------------------------------
     def _drain(self) -> None:
+        if self.inbox.empty():
+            return
+        # Scrolled up: new output below must not move what the user is reading.
+        width = self.screen.size()[1] if self.screen is not None else 80
+        blocks = self.state.transcript.blocks
+        first = max(0, len(blocks) - 1)
+        before = tail_rows(self.state, width, first) if self.state.scroll else 0
         while True:
             try:
                 kind, payload = self.inbox.get_nowait()
             except queue.Empty:
-                return
+                break
             self._dirty = True
             self._handle(kind, payload)
+        if self.state.scroll and len(self.state.transcript.blocks) > first:
+            self.state.scroll += tail_rows(self.state, width, first) - before
 
     def _handle(self, kind: str, payload: tuple[Any, ...]) -> None:
         from .ingest import apply_event

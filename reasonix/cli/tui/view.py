@@ -24,6 +24,7 @@ __all__ = [
     "render",
     "render_frame",
     "rule_row",
+    "tail_rows",
     "transcript_window",
 ]
 
@@ -60,6 +61,15 @@ def _rows_of(block: Block, prev: Block | None, width: int, detail: bool) -> list
     rows = ([()] if gap else []) + render_block(block, width, detail)
     block.cache = (key, rows)
     return rows
+
+
+def tail_rows(state: AppState, width: int, first: int) -> int:
+    """Rows the blocks from index ``first`` on take (to keep a scrolled-up view still)."""
+    blocks = state.transcript.blocks
+    return sum(
+        len(_rows_of(blocks[i], blocks[i - 1] if i > 0 else None, width, state.detail))
+        for i in range(max(0, first), len(blocks))
+    )
 
 
 def transcript_window(state: AppState, width: int, height: int) -> tuple[list[Line], int]:
