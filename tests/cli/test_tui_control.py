@@ -10,7 +10,7 @@ from typing import Any
 
 from reasonix.cli.tui.bridge import Commands
 from reasonix.cli.tui.control import Controls
-from reasonix.cli.tui.keys import Key, KeyDecoder
+from reasonix.cli.tui.keys import KeyDecoder
 from reasonix.cli.tui.state import (
     ApprovalOverlay,
     AppState,
@@ -271,15 +271,6 @@ def test_the_adapter_reads_the_registry_notices() -> None:
     assert commands.notices == ["skipped bad.md: no closing ---"]
     assert commands.is_command("/help") and not commands.is_command("//not a command")
     assert commands.run("/help").text == "ran /help"
-
-
-def test_without_a_registry_exit_works_and_the_rest_says_so() -> None:
-    commands = Commands(None, registry=Registry())
-    commands.registry = None  # a build without the command layer
-    assert commands.run("/exit").exit
-    result = commands.run("/help")
-    assert result.error and "not available" in result.text
-    assert Key("text", "x").text == "x"
 
 
 def test_confirm_overlay_with_actions_answers_either_way() -> None:

@@ -12,6 +12,7 @@ import json
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from e2e_task_env import clean_env, write_project
@@ -303,3 +304,122 @@ def test_always_allow_shows_what_the_rule_would_approve_before_saving(
         finally:
             term.close()
     assert 'allow = ["Bash(echo hi)"]' in (ws / "reasonix.toml").read_text()
+
+
+REVIEW = (
+    "---\ndescription: Review a file\nargument-hint: <file>\n---\nPlease review $1. Budget $$5.\n"
+)
+
+
+def _user_text(request: Any) -> str:
+    return str(
+        next(m for m in reversed(request.json["messages"]) if m["role"] == "user")["content"]
+    )
+
+
+def test_commands_references_and_mcp_prompts_in_the_view(pyz: Path, tmp_path: Path) -> None:
+    ws = tmp_path / "repo"
+    script = [Turn.text_only("reviewed"), Turn.text_only("explained"), Turn.text_only("taught"),
+              Turn.text_only("escaped")]  # fmt: skip
+    with FakeServer("openai", script) as srv:
+        write_project(ws, srv.url)
+        secret = ws / "secret.txt"
+        with (ws / "reasonix.toml").open("a") as fh:
+            fh.write(
+                f"\n[sandbox]\nforbid_read = [{json.dumps(str(secret))}]\n"
+                f'\n[[mcp.servers]]\nname = "example"\ncommand = {json.dumps(sys.executable)}\n'
+                f'args = [{json.dumps(str(pyz))}, "mcp", "example-server"]\n'
+            )
+        (ws / "notes.txt").write_text("NOTE-CONTENT-0815\n")
+        secret.write_text("TOP-SECRET\n")
+        commands = ws / ".reasonix" / "commands"
+        commands.mkdir(parents=True)
+        (commands / "review.md").write_text(REVIEW)
+        (commands / "broken.md").write_text("---\ndescription: the fence never closes\n")
+        term = _start(pyz, ws, tmp_path, size=(100, 40))
+        try:
+            screen = term.wait_for(" ask ")
+            assert "broken.md" in screen  # a bad command file is a notice; the view goes on
+            term.type("/he")
+            term.wait_for("list the commands")  # slash autocomplete, with descriptions
+            term.keys("Enter")
+            screen = term.wait_for("Shift-Tab: mode")  # /help, plus the view's keys
+            assert "/review" in screen and "Review a file" in screen
+            assert srv.requests == []  # a built-in never reaches the model
+            term.type("/rev")
+            term.wait_for("  /review")
+            term.keys("Tab")
+            term.type("notes.txt")
+            term.keys("Enter")
+            term.wait_for("reviewed")
+            assert _user_text(srv.requests[0]).startswith("Please review notes.txt. Budget $5.")
+            term.type("explain @no")
+            term.wait_for("  @notes.txt")  # @ autocomplete: one directory level
+            term.keys("Tab")
+            term.wait_for("› explain @notes.txt")
+            term.type("and @secret.txt please")
+            term.keys("Enter")
+            screen = term.wait_for("explained")
+            assert "secret.txt" in screen and "forbid_read" in screen  # refused, with a notice
+            sent = _user_text(srv.requests[1])
+            assert sent.startswith('<file path="notes.txt">\nNOTE-CONTENT-0815\n</file>')
+            assert "TOP-SECRET" not in sent
+            term.type("/mcp__example__explain recursion")
+            term.keys("Enter")
+            term.wait_for("taught")
+            assert _user_text(srv.requests[2]).startswith("Explain recursion to a beginner")
+            term.type("/model")
+            term.keys("Enter")
+            screen = term.wait_for("Switch model")  # a modal picker: the composer goes
+            assert "› fake/fake-model" in screen and "Ask anything" not in screen
+            term.keys("Escape")
+            term.wait_for("Ask anything")
+            term.type("/clear")
+            term.keys("Enter")
+            term.wait_for("Discard this conversation?")
+            term.type("n")
+            term.wait_gone("Discard this conversation?")
+            term.type("//etc/hosts is a path I typed")
+            term.keys("Enter")
+            term.wait_for("escaped")
+            assert _user_text(srv.requests[3]).startswith("/etc/hosts is a path I typed")
+            term.type("/exit")
+            term.keys("Enter")
+            assert term.wait_exit() == 0
+        finally:
+            term.close()
+        assert len(srv.requests) == 4
+
+
+def test_every_built_in_runs_in_the_view_without_a_model_request(pyz: Path, tmp_path: Path) -> None:
+    ws = tmp_path / "repo"
+    with FakeServer("openai", []) as srv:
+        write_project(ws, srv.url)
+        term = _start(pyz, ws, tmp_path, size=(100, 30))
+        try:
+            term.wait_for(" ask ")
+            for line, shows, then in [
+                ("/status", "session ", None),
+                ("/effort", "effort", None),
+                ("/memory", "memory", None),
+                ("/mcp", "MCP", None),
+                ("/compact", "compact", None),
+                ("/model", "Switch model", "Escape"),
+                ("/resume", "no other sessions", None),
+                ("/clear", "Discard this conversation?", "n"),
+                ("/new", "new session", None),
+                ("/help", "/status", None),
+            ]:
+                term.type(line)
+                term.keys("Enter")
+                term.wait_for(shows)
+                if then is not None:
+                    term.keys(then)
+                term.wait_for("Ask anything")
+                term.wait_gone("· Esc cancels")  # the command finished
+            term.type("/exit")
+            term.keys("Enter")
+            assert term.wait_exit() == 0
+        finally:
+            term.close()
+        assert srv.requests == []

@@ -319,6 +319,7 @@ class App:
             self.post("notice", f"the turn failed: {type(err).__name__}: {err}", "error")
         finally:
             self.post("job-done")
+            self.commands.refresh_resources()  # servers may have changed (for @ completion)
 
     def _start_command(self, line: str, *, echo: bool) -> None:
         if self.rt is None:
@@ -338,6 +339,10 @@ class App:
             self.post("job-done")
             return
         self.post("command-done", line, result, before)
+        context = self.rt.context
+        if self.rt.session.id != before and context is not None:  # the footer's new figure
+            with contextlib.suppress(Exception):
+                self.post("context", context.estimate())
 
     # -- what the background threads posted ------------------------------------------------
     def _drain(self) -> None:
@@ -410,10 +415,11 @@ class App:
                 )
             self.state.status.context_used = None
             self.state.scroll = 0
-        if result.text:
-            self.state.transcript.add(
-                NoticeBlock(clean(result.text), "error" if result.error else "info")
-            )
+        text = result.text
+        if text and not result.error and line.split() in (["/help"], ["/"]):
+            text += "\n" + KEYS
+        if text:
+            self.state.transcript.add(NoticeBlock(clean(text), "error" if result.error else "info"))
         if result.exit:
             self.quit = True
         elif result.picker:
@@ -460,6 +466,7 @@ class App:
                 return
             self.rt = rt
         self.post("ready", commands, history, past, blocks)
+        commands.refresh_resources()
         context = rt.context
         if context is not None:
             with contextlib.suppress(Exception):

@@ -1,14 +1,14 @@
 """The chat view's side of the command layer: slash commands and ``@`` references.
 
 The registry comes from ``reasonix.boot.commands.build_commands(rt)`` and the
-references from ``reasonix.command.refs`` (TEAM API). When this build has no
-command layer yet, :class:`Commands` keeps ``/exit`` working and says so for
-the rest, rather than sending a slash line to the model.
+references from ``reasonix.command.refs`` (TEAM API), the same ones the line
+chat uses, so every command behaves alike in both. Blocking calls (running a
+command, resolving references) are the app's to put on a background thread;
+completion reads at most one directory level and runs on the UI thread.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from reasonix.command.api import CommandResult
@@ -17,16 +17,25 @@ __all__ = ["Commands"]
 
 
 class Commands:
-    """Slash commands, autocomplete and ``@`` references for one runtime."""
+    """Slash commands, autocomplete and ``@`` references for one runtime.
+
+    ``registry`` is for tests (an object of the registry's shape); by default
+    it is built over ``rt`` with ``notify`` showing lines while a command runs.
+    """
 
     def __init__(self, rt: Any, registry: Any = None, notify: Any = None) -> None:
         self.rt = rt
-        self.registry = registry if registry is not None else _load_registry(rt, notify)
-        self.notices: list[str] = list(getattr(self.registry, "notices", []) or [])
+        if registry is None:
+            from reasonix.boot.commands import build_commands
+
+            registry = build_commands(rt, notify=notify)
+        self.registry = registry
+        self.notices: list[str] = list(getattr(registry, "notices", []) or [])
+        self.resources: list[Any] = []  # MCP resources for @ completion (refresh_resources)
 
     @property
     def host(self) -> Any:
-        """The registry's CommandHost (None without a command layer)."""
+        """The registry's CommandHost."""
         return getattr(self.registry, "host", None)
 
     def interrupt(self) -> None:
@@ -37,10 +46,8 @@ class Commands:
 
     # -- slash commands ------------------------------------------------------------
     def is_command(self, line: str) -> bool:
-        """True for a slash command (a leading ``//`` is text)."""
-        if self.registry is not None:
-            return bool(self.registry.is_command(line))
-        return line.startswith("/") and not line.startswith("//")
+        """True for a slash command (a leading ``//`` or a path like ``/usr/bin`` is text)."""
+        return bool(self.registry.is_command(line))
 
     def plain(self, line: str) -> str:
         """What to send for a line that is not a command (``//x`` escapes to ``/x``)."""
@@ -49,66 +56,43 @@ class Commands:
 
     def run(self, line: str) -> CommandResult:
         """Run one command line (blocking: call it off the UI thread)."""
-        if self.registry is not None:
-            result: CommandResult = self.registry.run(line)
-            return result
-        name = line.split()[0] if line.split() else line
-        if name in ("/exit", "/quit"):
-            return CommandResult(exit=True)
-        return CommandResult(
-            text=f"{name}: slash commands are not available in this build", error=True
-        )
+        result: CommandResult = self.registry.run(line)
+        return result
 
     def complete(self, prefix: str) -> list[tuple[str, str]]:
-        """Slash-command candidates with descriptions."""
-        if self.registry is None:
-            return [(t, d) for t, d in (("/exit", "leave"),) if t.startswith(prefix)]
+        """Slash candidates with descriptions: names, then arguments after a space."""
         return [(c.text, c.description) for c in self.registry.complete(prefix)]
 
     # -- @ references ----------------------------------------------------------------
     def complete_ref(self, word: str) -> list[tuple[str, str]]:
         """``@`` candidates for the word being typed (one directory level per step)."""
-        refs = _module("reasonix.command.refs")
-        if refs is None:
-            return []
-        resources = self._resources()
-        got = refs.complete_reference(word, workspace=Path(self.rt.workspace), resources=resources)
+        from reasonix.command.refs import complete_reference
+
+        got = complete_reference(word, workspace=self.rt.workspace, resources=self.resources)
         return [(c.text, c.description) for c in got]
 
     def expand(self, text: str) -> tuple[str, list[str]]:
         """``text`` with its ``@`` references resolved (blocking: off the UI thread)."""
         if "@" not in text:
             return text, []
-        refs = _module("reasonix.command.refs")
-        if refs is None:
-            return text, []
-        forbid = list(getattr(self.rt.tool_ctx, "forbid_read", ()) or ())
+        from reasonix.command.refs import expand_references
+
         read = getattr(self.host, "read_resource", None) if self.rt.mcp is not None else None
-        expanded, notices = refs.expand_references(
-            text, workspace=Path(self.rt.workspace), forbid_read=forbid, read_resource=read
+        expanded, notices = expand_references(
+            text,
+            workspace=self.rt.workspace,
+            forbid_read=self.rt.tool_ctx.forbid_read,
+            read_resource=read,
         )
         return expanded, list(notices)
 
-    def _resources(self) -> list[Any]:
+    def refresh_resources(self) -> None:
+        """Ask the MCP servers for their resources again (blocking: off the UI thread), so
+        ``@`` completion never waits for a server."""
         fn = getattr(self.host, "mcp_resources", None)
         if fn is None or self.rt.mcp is None:
-            return []
+            return
         try:
-            return list(fn())
+            self.resources = list(fn())
         except Exception:  # noqa: BLE001 - a broken server costs its completions only
-            return []
-
-
-def _module(name: str) -> Any:
-    """The command layer's module ``name``, or None in a build without it."""
-    import importlib
-
-    try:
-        return importlib.import_module(name)
-    except ImportError:
-        return None
-
-
-def _load_registry(rt: Any, notify: Any) -> Any:
-    boot_commands = _module("reasonix.boot.commands")
-    return None if boot_commands is None else boot_commands.build_commands(rt, notify=notify)
+            return
