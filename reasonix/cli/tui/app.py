@@ -107,7 +107,12 @@ class App:
         """Run until the user leaves; the terminal is restored whatever happens."""
         crashed: BaseException | None = None
         previous = _install_signals(self)
+        diverted = _Diverted(self)
+        saved_stderr, saved_hook = sys.stderr, threading.excepthook
         try:
+            # While curses owns the terminal nothing may write to it behind the view's back:
+            # stray stderr lines and a dying thread's traceback become notices.
+            sys.stderr, threading.excepthook = diverted, diverted.thread_died
             with Screen() as screen:
                 self.screen = screen
                 self._paint(force=True)
@@ -121,6 +126,7 @@ class App:
         except Exception as err:  # noqa: BLE001 - the view's own bug must not leave a broken tty
             crashed = err
         finally:
+            sys.stderr, threading.excepthook = saved_stderr, saved_hook
             _restore_signals(previous)
             self._shutdown()
         if self.boot_error is not None:
@@ -558,6 +564,35 @@ class App:
         for fd in (self.wake_r, self.wake_w):
             with contextlib.suppress(OSError):
                 os.close(fd)
+
+
+class _Diverted:
+    """Stands in for ``sys.stderr`` while the view runs: each line becomes a notice."""
+
+    def __init__(self, app: App) -> None:
+        self.app, self._partial = app, ""
+        self.encoding, self.errors = "utf-8", "replace"
+
+    def write(self, text: str) -> int:
+        self._partial += text
+        *lines, self._partial = self._partial.split("\n")
+        for line in lines:
+            if line.strip():
+                self.app.post("notice", line, "warn")
+        return len(text)
+
+    def flush(self) -> None:
+        return None
+
+    def isatty(self) -> bool:
+        return False
+
+    def thread_died(self, hook: Any) -> None:
+        """``threading.excepthook``: one notice, no traceback on the screen."""
+        name = getattr(hook.thread, "name", "a thread")
+        self.app.post(
+            "notice", f"{name} failed: {hook.exc_type.__name__}: {hook.exc_value}", "error"
+        )
 
 
 def _call_key(name: str, args: Any) -> str:
