@@ -94,3 +94,30 @@ def test_the_first_frame_needs_no_heavy_module() -> None:
              "reasonix.cli.tui.ingest", "reasonix.cli.safe_text"}  # fmt: skip
     assert not heavy & loaded, sorted(heavy & loaded)
     assert "curses" in loaded
+
+
+def test_stray_stderr_and_dying_threads_become_notices() -> None:
+    import threading
+
+    from reasonix.cli.tui.guard import Diverted
+
+    posted: list[tuple[str, ...]] = []
+
+    class Inbox:  # what Diverted needs of the app: post(kind, *payload)
+        def post(self, kind: str, *payload: str) -> None:
+            posted.append((kind, *payload))
+
+    out = Diverted(Inbox())
+    out.write("warning: part")
+    assert posted == []
+    out.write("ial\n\nsecond\n")
+    assert posted == [("notice", "warning: partial", "warn"), ("notice", "second", "warn")]
+    saved = threading.excepthook
+    threading.excepthook = out.thread_died
+    try:
+        t = threading.Thread(target=lambda: 1 / 0, name="worker-x")
+        t.start()
+        t.join()
+    finally:
+        threading.excepthook = saved
+    assert posted[-1] == ("notice", "worker-x failed: ZeroDivisionError: division by zero", "error")

@@ -67,7 +67,7 @@ class Tmux:
         """The screen's rows."""
         return self.screen().split("\n")
 
-    def wait_for(self, text: str, timeout: float = 15.0) -> str:
+    def wait_for(self, text: str, timeout: float = 30.0) -> str:
         """Poll until ``text`` is on screen; returns the screen."""
         deadline = time.monotonic() + timeout
         screen = ""
@@ -80,7 +80,7 @@ class Tmux:
             time.sleep(0.05)
         raise AssertionError(f"{text!r} never appeared; the screen:\n{screen}")
 
-    def wait_gone(self, text: str, timeout: float = 15.0) -> str:
+    def wait_gone(self, text: str, timeout: float = 30.0) -> str:
         """Poll until ``text`` is no longer on screen."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:

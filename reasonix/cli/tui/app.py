@@ -18,12 +18,12 @@ import argparse
 import contextlib
 import os
 import queue
-import signal
 import sys
 import threading
 import time
 
 from .control import Controls
+from .guard import Diverted, call_key, install_signals, report_crash, restore_signals
 from .screen import Screen
 from .state import (
     ApprovalOverlay,
@@ -106,8 +106,8 @@ class App:
     def run(self) -> int:
         """Run until the user leaves; the terminal is restored whatever happens."""
         crashed: BaseException | None = None
-        previous = _install_signals(self)
-        diverted = _Diverted(self)
+        previous = install_signals(self.wake_w)
+        diverted = Diverted(self)
         saved_stderr, saved_hook = sys.stderr, threading.excepthook
         try:
             # While curses owns the terminal nothing may write to it behind the view's back:
@@ -127,12 +127,12 @@ class App:
             crashed = err
         finally:
             sys.stderr, threading.excepthook = saved_stderr, saved_hook
-            _restore_signals(previous)
+            restore_signals(previous)
             self._shutdown()
         if self.boot_error is not None:
             raise self.boot_error  # main's error boundary reports it (and may offer setup)
         if crashed is not None:
-            _report_crash(crashed, self.rt)
+            report_crash(crashed, self.rt)
             return 1
         if self.rt is not None:
             print(f"session {self.rt.session.id} saved · `reasonix -c` resumes it")
@@ -305,7 +305,7 @@ class App:
             for event in self.rt.runner.run(prompt, cancel):
                 if isinstance(event, ApprovalRequested):
                     req = event.request
-                    asked.add(_call_key(req.tool_name, req.args))
+                    asked.add(call_key(req.tool_name, req.args))
                     answer = _Answer(event)
                     diff = diff_for(req.tool_name, req.args, ws)
                     self.post("event", event, {"diff": diff, "answer": answer})
@@ -318,7 +318,7 @@ class App:
                     from .ingest import parse_args
 
                     args = parse_args(event.arguments)
-                    if _call_key(event.name, args) not in asked:
+                    if call_key(event.name, args) not in asked:
                         extra["diff"] = diff_for(event.name, args, ws)
                 self.post("event", event, extra)
         except Exception as err:  # noqa: BLE001 - a failed turn is shown, the view goes on
@@ -564,85 +564,6 @@ class App:
         for fd in (self.wake_r, self.wake_w):
             with contextlib.suppress(OSError):
                 os.close(fd)
-
-
-class _Diverted:
-    """Stands in for ``sys.stderr`` while the view runs: each line becomes a notice."""
-
-    def __init__(self, app: App) -> None:
-        self.app, self._partial = app, ""
-        self.encoding, self.errors = "utf-8", "replace"
-
-    def write(self, text: str) -> int:
-        self._partial += text
-        *lines, self._partial = self._partial.split("\n")
-        for line in lines:
-            if line.strip():
-                self.app.post("notice", line, "warn")
-        return len(text)
-
-    def flush(self) -> None:
-        return None
-
-    def isatty(self) -> bool:
-        return False
-
-    def thread_died(self, hook: Any) -> None:
-        """``threading.excepthook``: one notice, no traceback on the screen."""
-        name = getattr(hook.thread, "name", "a thread")
-        self.app.post(
-            "notice", f"{name} failed: {hook.exc_type.__name__}: {hook.exc_value}", "error"
-        )
-
-
-def _call_key(name: str, args: Any) -> str:
-    import json
-
-    try:
-        return name + json.dumps(args, sort_keys=True, default=str)
-    except (TypeError, ValueError):
-        return name
-
-
-def _install_signals(app: App) -> dict[int, Any]:
-    """SIGTERM/SIGHUP leave cleanly; SIGWINCH wakes the loop to reflow."""
-    saved: dict[int, Any] = {}
-
-    def leave(signum: int, frame: Any) -> None:
-        raise KeyboardInterrupt
-
-    def winch(signum: int, frame: Any) -> None:
-        with contextlib.suppress(OSError):
-            os.write(app.wake_w, b"w")
-
-    for name, handler in (("SIGTERM", leave), ("SIGHUP", leave), ("SIGWINCH", winch)):
-        sig = getattr(signal, name, None)
-        if sig is not None:
-            with contextlib.suppress(ValueError, OSError):
-                saved[sig] = signal.signal(sig, handler)
-    return saved
-
-
-def _restore_signals(saved: dict[int, Any]) -> None:
-    for sig, handler in saved.items():
-        with contextlib.suppress(ValueError, OSError, TypeError):
-            signal.signal(sig, handler if handler is not None else signal.SIG_DFL)
-
-
-def _report_crash(err: BaseException, rt: Any) -> None:
-    from reasonix.cli.safe_text import printable
-
-    where = ""
-    if rt is not None:
-        where = f"; session {rt.session.id} is saved (`reasonix -c` resumes it)"
-    print(
-        printable(f"reasonix: the chat view stopped: {type(err).__name__}: {err}{where}"),
-        file=sys.stderr,
-    )
-    if os.environ.get("REASONIX_DEBUG"):
-        import traceback
-
-        traceback.print_exception(err)
 
 
 def run(args: argparse.Namespace) -> int:
