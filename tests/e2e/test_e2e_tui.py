@@ -32,7 +32,7 @@ def _tmux() -> None:
 def _start(
     pyz: Path, ws: Path, tmp_path: Path, *flags: str, size: tuple[int, int] = (80, 24)
 ) -> Tmux:
-    env = {**clean_env(tmp_path, source_tree=False), "LANG": "C.UTF-8"}
+    env = {**clean_env(tmp_path, source_tree=False), "LANG": "C.UTF-8", "PYTHONFAULTHANDLER": "1"}
     return Tmux([sys.executable, str(pyz), *flags], ws, env, tmp_path, *size)
 
 

@@ -75,7 +75,7 @@ class Tmux:
             screen = self.screen()
             if text in screen:
                 return screen
-            if self.dead():
+            if "[exited " in screen:  # the program is gone: the text will not come
                 break
             time.sleep(0.05)
         raise AssertionError(f"{text!r} never appeared; the screen:\n{screen}")
@@ -120,8 +120,21 @@ class Tmux:
         return "[exited " in self.screen()
 
     def wait_exit(self, timeout: float = 30.0) -> int:
-        """The program's exit status, once it has exited."""
-        screen = self.wait_for("[exited ", timeout)
+        """The program's exit status, once it has exited.
+
+        A program that does not exit gets SIGABRT, so that with PYTHONFAULTHANDLER=1 its
+        threads' stacks land on the screen the failure shows.
+        """
+        try:
+            screen = self.wait_for("[exited ", timeout)
+        except AssertionError:
+            shell = self._tmux("display", "-p", "-t", "0", "#{pane_pid}").strip()
+            kids = subprocess.run(["pgrep", "-P", shell], capture_output=True, text=True)
+            for pid in kids.stdout.split():
+                subprocess.run(["kill", "-ABRT", pid], capture_output=True)
+            time.sleep(1.0)
+            history = self._tmux("capture-pane", "-p", "-S", "-300", "-t", "0")
+            raise AssertionError(f"the program did not exit:\n{history}") from None
         return int(screen.rsplit("[exited ", 1)[1].split("]", 1)[0])
 
     def close(self) -> None:

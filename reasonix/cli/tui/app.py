@@ -91,6 +91,7 @@ class App:
         self.booting: threading.Thread | None = None
         self.pending: list[str] = []  # prompts submitted before the runtime was ready
         self._lock = threading.Lock()
+        self._closed = False  # the wake-up pipe is closed
         self._dirty = True
         self._last_paint = 0.0
         self._last_tick = 0.0
@@ -99,8 +100,10 @@ class App:
     def post(self, kind: str, *payload: Any) -> None:
         """Hand something to the UI thread (any thread may call this)."""
         self.inbox.put((kind, payload))
-        with contextlib.suppress(OSError):
-            os.write(self.wake_w, b".")
+        with self._lock:  # never write to the pipe's number once closed: it may be reused
+            if not self._closed:
+                with contextlib.suppress(OSError):
+                    os.write(self.wake_w, b".")
 
     # -- the loop --------------------------------------------------------------------
     def run(self) -> int:
@@ -561,9 +564,11 @@ class App:
         if self.rt is not None:
             with contextlib.suppress(Exception):
                 self.rt.close()
-        for fd in (self.wake_r, self.wake_w):
-            with contextlib.suppress(OSError):
-                os.close(fd)
+        with self._lock:
+            self._closed = True
+            for fd in (self.wake_r, self.wake_w):
+                with contextlib.suppress(OSError):
+                    os.close(fd)
 
 
 def run(args: argparse.Namespace) -> int:
