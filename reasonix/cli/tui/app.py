@@ -416,12 +416,9 @@ class App:
         from .ingest import blocks_from_messages, clean
 
         self._job_done()
-        if self.rt.session.id != session_before:  # /new, /clear, /resume
+        if self.rt.session.id != session_before:  # /new, /clear, /resume, /rewind
             self.state.transcript.blocks.clear()
-            if self.rt.resumed:
-                self.state.transcript.blocks.extend(
-                    blocks_from_messages(self.rt.session.messages())
-                )
+            self.state.transcript.blocks.extend(blocks_from_messages(self.rt.session.messages()))
             self.state.status.context_used = None
             self.state.scroll = 0
         text = result.text

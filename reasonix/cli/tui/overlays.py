@@ -82,12 +82,15 @@ def _picker(o: PickerOverlay, width: int, max_rows: int) -> list[Line]:
         rows.append((("  (nothing matches)", "dim"),))
     selected = max(0, min(o.selected, len(items) - 1))
     start = max(0, min(selected - room // 2, len(items) - room))
-    for i, item in enumerate(items[start : start + room], start=start):
+    shown = items[start : start + room]
+    col = min(max((text_width(i.label) for i in shown), default=0), width // 2)
+    for i, item in enumerate(shown, start=start):
         style = "select" if i == selected else "text"
         marker = "› " if i == selected else "  "
         line: list[tuple[str, str]] = [(marker + item.label, style)]
         if item.description:
-            line.append(("  " + item.description, "dim" if i != selected else style))
+            pad = " " * max(2, col - text_width(item.label) + 2)
+            line.append((pad + item.description, "dim" if i != selected else style))
         rows.append(fit(tuple(line), width, ellipsis=True))
     rows.append(fit((("  ↑↓ choose · Enter select · Esc close · type to filter", "dim"),), width))
     return rows[:max_rows]
