@@ -11,11 +11,13 @@ from reasonix.agent.events import (
     Error,
     Notice,
     ReasoningDelta,
+    SandboxEscape,
     StepStart,
     TextDelta,
     ToolEnd,
     ToolStart,
     UsageReport,
+    WebSearch,
 )
 from reasonix.cli.tui.ingest import apply_event, approval_overlay, blocks_from_messages, diff_for
 from reasonix.cli.tui.state import (
@@ -31,7 +33,7 @@ from reasonix.cli.tui.view import render
 from reasonix.cli.tui.width import plain
 from reasonix.errors import ProviderError
 from reasonix.permission import ApprovalChoice, ApprovalRequest
-from reasonix.provider.types import Message, Role, ToolCall, Usage
+from reasonix.provider.types import Message, Role, ToolCall, Usage, WebSearchResult
 
 
 def _request(
@@ -171,15 +173,21 @@ def test_call_ids_reused_across_turns_do_not_mix_up_cards() -> None:
 
 
 def test_a_provider_web_search_gets_a_card_with_its_links() -> None:
-    class WebSearch:  # the shape of branch sandbox's event (reasonix.agent.events.WebSearch)
-        def __init__(self) -> None:
-            self.call_id, self.query, self.error = "ws_1", "python\x1b[2J curses", ""
-            hit = type("Hit", (), {"title": "curses — docs", "url": "https://docs.python.org/x"})
-            self.results = (hit, type("Hit", (), {"title": "", "url": "https://e.org"}))
-
+    hits = (WebSearchResult("curses — docs", "https://docs.python.org/x"),
+            WebSearchResult("", "https://e.org"))  # fmt: skip
     s = AppState()
-    apply_event(s, WebSearch())
-    card = s.transcript.blocks[-1]
+    apply_event(s, WebSearch("ws_1", "python\x1b[2J curses", hits))
+    apply_event(s, WebSearch("ws_2", "nothing", (), error="max_uses_exceeded"))
+    card, failed = s.transcript.blocks
     assert isinstance(card, ToolBlock) and card.name == "web_search" and card.status == "ok"
     assert card.arguments == {"query": "python\\x1b[2J curses"}
     assert card.output == "curses — docs — https://docs.python.org/x\nhttps://e.org"
+    assert isinstance(failed, ToolBlock) and failed.status == "error"
+    assert "max_uses_exceeded" in failed.output
+
+
+def test_a_sandbox_escape_decision_is_a_notice() -> None:
+    s = AppState()
+    apply_event(s, SandboxEscape("c1", "make install", "needs /usr", False, "declined"))
+    note = s.transcript.blocks[-1]
+    assert isinstance(note, NoticeBlock) and "refused: make install (declined)" in note.text

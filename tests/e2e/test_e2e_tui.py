@@ -426,3 +426,25 @@ def test_every_built_in_runs_in_the_view_without_a_model_request(pyz: Path, tmp_
         finally:
             term.close()
         assert srv.requests == []
+
+
+def test_a_provider_web_search_shows_as_a_card(pyz: Path, tmp_path: Path) -> None:
+    from fakes import SearchSpec
+
+    ws = tmp_path / "repo"
+    hits = [("Python 3.13 release notes", "https://docs.python.org/3.13/whatsnew/3.13.html")]
+    turn = Turn(text="It came out in October 2024.", searches=[SearchSpec("python 3.13", hits)])
+    with FakeServer("anthropic", [turn]) as srv:
+        write_project(ws, srv.url, "anthropic")
+        with (ws / "reasonix.toml").open("a") as fh:
+            fh.write("web_search = true\n")  # still inside the [[providers]] table
+        term = _start(pyz, ws, tmp_path)
+        try:
+            term.wait_for(" ask ")
+            term.type("when did python 3.13 come out?")
+            term.keys("Enter")
+            screen = term.wait_for("October 2024")
+            assert "✓ web_search python 3.13" in screen
+            assert "Python 3.13 release notes — https://docs.python.org/3.13/whatsnew" in screen
+        finally:
+            term.close()

@@ -175,9 +175,9 @@ def apply_event(state: AppState, event: Any, extra: dict[str, Any] | None = None
         t.close_streams()
     elif isinstance(event, ev.UsageReport):
         state.status.context_used = event.usage.input_tokens
-    elif type(event).__name__ == "WebSearch":  # a search the provider ran (branch sandbox)
+    elif isinstance(event, ev.WebSearch):  # a search the provider ran on its side
         _web_search(state, event)
-    elif type(event).__name__ == "SandboxEscape":
+    elif isinstance(event, ev.SandboxEscape):
         verdict = "allowed" if event.granted else "refused"
         text = f"running outside the sandbox {verdict}: {event.command} ({event.detail})"
         t.add(NoticeBlock(clean(text), "warn"))
