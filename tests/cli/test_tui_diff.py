@@ -105,3 +105,14 @@ def test_rows_are_coloured_and_fit() -> None:
     assert plain(rows[3]) == "  -old line"
     narrow = diff_rows(lines, 8)
     assert all(line_width(r) <= 8 for r in narrow) and len(narrow) > len(rows)
+
+
+def test_a_fifo_or_huge_file_is_not_read_for_a_preview(tmp_path: Path) -> None:
+    import os
+
+    os.mkfifo(tmp_path / "pipe")  # reading it would block forever
+    args = {"path": "pipe", "old_string": "a", "new_string": "b"}
+    assert _body(proposed_diff("edit_file", args, tmp_path)) == ["-a", "+b"]
+    (tmp_path / "big.txt").write_bytes(b"a\n" * 1_500_000)  # over the preview cap
+    args = {"path": "big.txt", "old_string": "a", "new_string": "b"}
+    assert _body(proposed_diff("edit_file", args, tmp_path)) == ["-a", "+b"]

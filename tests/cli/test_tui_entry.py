@@ -121,3 +121,8 @@ def test_stray_stderr_and_dying_threads_become_notices() -> None:
     finally:
         threading.excepthook = saved
     assert posted[-1] == ("notice", "worker-x failed: ZeroDivisionError: division by zero", "error")
+
+
+def test_a_fifo_in_place_of_the_history_does_not_block(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "h.jsonl")
+    assert PromptHistory(tmp_path / "h.jsonl").load() == []

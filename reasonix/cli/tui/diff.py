@@ -37,17 +37,14 @@ def _path_of(args: dict[str, Any]) -> str:
 
 def _read(path: Path) -> str | None:
     """The file's text with LF newlines, "" when it does not exist, None when unreadable."""
-    try:
-        st = path.stat()
+    from reasonix.config.safe_read import read_bytes
+    from reasonix.errors import ReasonixError
+
+    try:  # a FIFO, device or huge file is refused without blocking (config/safe_read)
+        data = read_bytes(path, MAX_FILE_BYTES)
     except FileNotFoundError:
         return ""
-    except OSError:
-        return None
-    if not path.is_file() or st.st_size > MAX_FILE_BYTES:
-        return None
-    try:
-        data = path.read_bytes()
-    except OSError:
+    except (OSError, ReasonixError):
         return None
     if b"\x00" in data[:8192]:
         return None  # binary: no text preview

@@ -34,10 +34,14 @@ class PromptHistory:
 
     def load(self) -> list[str]:
         """The stored prompts, oldest first (at most :data:`KEEP`)."""
-        try:
-            raw = self.path.read_text(encoding="utf-8", errors="replace").splitlines()
-        except OSError:
+        from reasonix.config.safe_read import STATE_LIMIT, read_bytes
+        from reasonix.errors import ReasonixError
+
+        try:  # a FIFO or device in its place is refused without blocking
+            data = read_bytes(self.path, STATE_LIMIT)
+        except (OSError, ReasonixError):
             return []
+        raw = data.decode("utf-8", "replace").splitlines()
         self._lines = len(raw)
         out: list[str] = []
         for line in raw[-KEEP:]:
