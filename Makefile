@@ -48,6 +48,7 @@ bench: build
 	-$(PY) bench/task.py
 	-$(PY) bench/bm25.py
 	-$(PY) bench/tokens.py
+	-$(PY) bench/tui.py
 
 clean:
 	rm -rf dist build .mypy_cache .ruff_cache .pytest_cache

@@ -33,7 +33,7 @@ PLACEHOLDERS: dict[str, tuple[str, str]] = {
     "subagent": ("try or run a sub-agent profile", "sub-agents"),
 }
 
-_CHAT_MODULE = "reasonix.cli.chat_cmd"
+_CHAT_MODULE = "reasonix.cli.tui"  # the curses view; line mode (chat_cmd) where it cannot run
 _RUN_MODULE = "reasonix.cli.run_cmd"
 
 _USAGE = """\

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import TYPE_CHECKING
 
 from reasonix.errors import UsageError
+
+TYPE_CHECKING = False  # not typing's: the chat view's first frame does not wait for typing
 
 if TYPE_CHECKING:
     from reasonix.boot import Runtime, RuntimeOptions

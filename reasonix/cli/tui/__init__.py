@@ -1,0 +1,57 @@
+"""``reasonix`` in a terminal: the curses chat view, or line mode where it cannot run.
+
+This module is what ``reasonix`` with no command dispatches to. It stays
+light (argparse flags only) so the first frame paints before the runtime is
+built. The full-screen view (:mod:`reasonix.cli.tui.app`) runs when stdin
+and stdout are terminals, ``TERM`` is set and not ``dumb``, curses imports,
+and ``--plain`` was not given; otherwise the line-mode chat
+(:mod:`reasonix.cli.chat_cmd`) runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+__all__ = ["configure", "execute", "wants_view"]
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    """The chat flags: the run flags plus ``--plain`` (the same as line mode's)."""
+    from reasonix.cli.setup_run import add_run_flags
+
+    parser.description = "Interactive chat in the current directory."
+    parser.add_argument("--plain", action="store_true", help="line mode (no full-screen view)")
+    add_run_flags(parser)
+
+
+def wants_view(args: argparse.Namespace, environ: dict[str, str] | None = None) -> bool:
+    """True when the full-screen view can and should run."""
+    env = os.environ if environ is None else environ
+    if getattr(args, "plain", False):
+        return False
+    term = env.get("TERM", "")
+    if not term or term == "dumb":
+        return False
+    try:
+        if not (sys.stdin.isatty() and sys.stdout.isatty()):
+            return False
+    except (AttributeError, ValueError):
+        return False
+    try:
+        import curses  # noqa: F401 - absent on some builds (Windows without windows-curses)
+    except ImportError:
+        return False
+    return True
+
+
+def execute(args: argparse.Namespace) -> int:
+    """Run the chat: the curses view when possible, else line mode."""
+    if wants_view(args):
+        from reasonix.cli.tui.app import run
+
+        return run(args)
+    from reasonix.cli import chat_cmd
+
+    return chat_cmd.execute(args)

@@ -1,0 +1,573 @@
+"""The chat view's loop: keys and Runner events in, frames out.
+
+The UI thread owns the state and the screen. It paints the first frame at
+once, then builds the runtime on a background thread (so start-up shows
+something immediately); turns and slash commands also run on background
+threads, which only *post* what happened to a queue (and poke a pipe to wake
+the UI) — they never draw. The UI thread handles every waiting key before it
+paints, and paints at most every :data:`FRAME` seconds while output streams.
+
+No traceback reaches the screen: whatever goes wrong inside the loop, the
+terminal is restored first (``finally``), then one line says what happened;
+the session stays on disk (``reasonix -c`` resumes it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import queue
+import sys
+import threading
+import time
+
+from .control import Controls
+from .guard import Diverted, call_key, install_signals, report_crash, restore_signals
+from .screen import Screen
+from .state import (
+    ApprovalOverlay,
+    AppState,
+    ConfirmOverlay,
+    NoticeBlock,
+    PickerItemView,
+    PickerOverlay,
+    UserBlock,
+)
+from .view import render_frame, tail_rows
+
+TYPE_CHECKING = False  # typing is not imported at run time: the first frame comes sooner
+if TYPE_CHECKING:
+    from typing import Any
+
+    from .control import Action
+
+__all__ = ["App", "run"]
+
+FRAME = 1 / 60  # seconds between paints while output streams
+IDLE_WAIT, BUSY_WAIT = 0.5, 0.1
+MODE_CYCLE = ("ask", "auto", "plan")
+KEYS = """\
+keys: Enter sends · Ctrl-J or Alt-Enter: new line · Up/Down: history · Tab: complete
+      Shift-Tab: mode ask → auto → plan · Esc or Ctrl-C: cancel the turn · Ctrl-O: details
+      PgUp/PgDn: scroll · Ctrl-D (or Ctrl-C twice): leave · `reasonix -c` resumes"""
+
+
+class _Answer:
+    """Answers an ApprovalRequested event and wakes the turn's thread waiting for it."""
+
+    def __init__(self, event: Any) -> None:
+        self.event, self.done = event, threading.Event()
+
+    def answer(self, choice: Any) -> None:
+        self.event.answer(choice)
+        self.done.set()
+
+
+class App:
+    """One chat view session; :meth:`run` returns the exit code."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.args = args
+        self.state = AppState(busy="starting")
+        self.inbox: queue.SimpleQueue[tuple[str, tuple[Any, ...]]] = queue.SimpleQueue()
+        self.wake_r, self.wake_w = os.pipe()
+        os.set_blocking(self.wake_w, False)
+        self.rt: Any = None
+        self.commands: Any = None
+        self.history: Any = None
+        self.cancel: Any = None
+        self.job: threading.Thread | None = None
+        self.quit = False
+        self.boot_error: BaseException | None = None
+        self.first_mode = ""
+        self.controls = Controls(
+            self.state,
+            complete_slash=self._complete_slash,
+            complete_ref=self._complete_ref,
+            remember=self._remember,
+        )
+        self.screen: Screen | None = None
+        self.booting: threading.Thread | None = None
+        self.pending: list[str] = []  # prompts submitted before the runtime was ready
+        self._lock = threading.Lock()
+        self._closed = False  # the wake-up pipe is closed
+        self._dirty = True
+        self._last_paint = 0.0
+        self._last_tick = 0.0
+
+    # -- cross-thread posting ------------------------------------------------------
+    def post(self, kind: str, *payload: Any) -> None:
+        """Hand something to the UI thread (any thread may call this)."""
+        self.inbox.put((kind, payload))
+        with self._lock:  # never write to the pipe's number once closed: it may be reused
+            if not self._closed:
+                with contextlib.suppress(OSError):
+                    os.write(self.wake_w, b".")
+
+    # -- the loop --------------------------------------------------------------------
+    def run(self) -> int:
+        """Run until the user leaves; the terminal is restored whatever happens."""
+        crashed: BaseException | None = None
+        previous = install_signals(self.wake_w)
+        diverted = Diverted(self)
+        saved_stderr, saved_hook = sys.stderr, threading.excepthook
+        try:
+            # While curses owns the terminal nothing may write to it behind the view's back:
+            # stray stderr lines and a dying thread's traceback become notices.
+            sys.stderr, threading.excepthook = diverted, diverted.thread_died
+            with Screen() as screen:
+                self.screen = screen
+                self._paint(force=True)
+                self.booting = threading.Thread(
+                    target=self._boot, name="reasonix-boot", daemon=True
+                )
+                self.booting.start()
+                self._loop(screen)
+        except KeyboardInterrupt:
+            pass  # a SIGINT/SIGTERM/SIGHUP from outside: leave like Ctrl-D
+        except Exception as err:  # noqa: BLE001 - the view's own bug must not leave a broken tty
+            crashed = err
+        finally:
+            sys.stderr, threading.excepthook = saved_stderr, saved_hook
+            restore_signals(previous)
+            self._shutdown()
+        if self.boot_error is not None:
+            raise self.boot_error  # main's error boundary reports it (and may offer setup)
+        if crashed is not None:
+            report_crash(crashed, self.rt)
+            return 1
+        if self.rt is not None:
+            print(f"session {self.rt.session.id} saved · `reasonix -c` resumes it")
+        return 0
+
+    def _loop(self, screen: Screen) -> None:
+        while not self.quit:
+            timeout = BUSY_WAIT if self.state.busy else IDLE_WAIT
+            if self._dirty:
+                timeout = max(0.0, FRAME - (time.monotonic() - self._last_paint))
+            screen.wait(timeout, self.wake_r)
+            self._check_size(screen)
+            keys = screen.keys()
+            for key in keys:
+                self._act_all(self.controls.key(key))
+            self._drain()
+            now = time.monotonic()
+            if self.state.busy and now - self._last_tick >= BUSY_WAIT:
+                self.state.tick += 1
+                self._last_tick = now
+                self._dirty = True
+            if self._dirty and (keys or now - self._last_paint >= FRAME):
+                self._paint()
+
+    def _check_size(self, screen: Screen) -> None:
+        try:
+            cols, lines = os.get_terminal_size(sys.stdout.fileno())
+        except OSError:
+            return
+        if (lines, cols) != screen.size():
+            screen.resize(lines, cols)
+            self._dirty = True
+
+    def _paint(self, force: bool = False) -> None:
+        assert self.screen is not None
+        if force:
+            self.screen.invalidate()
+        height, width = self.screen.size()
+        frame = render_frame(self.state, width, height)
+        self.state.page = frame.transcript_rows
+        self.state.panel_page = frame.panel_page or self.state.panel_page
+        if self.state.scroll > frame.max_scroll:
+            self.state.scroll = frame.max_scroll
+            frame = render_frame(self.state, width, height)
+        self.screen.draw(frame.rows, frame.cursor)
+        self._dirty = False
+        self._last_paint = time.monotonic()
+
+    # -- actions from keys -------------------------------------------------------------
+    def _act_all(self, actions: list[Action]) -> None:
+        self._dirty = True
+        for action in actions:
+            self._act(action)
+
+    def _act(self, action: Action) -> None:
+        kind = action[0]
+        if kind == "quit":
+            self.quit = True
+        elif kind == "redraw":
+            self._paint(force=True)
+        elif kind == "cancel":
+            if self.cancel is not None:
+                self.cancel.cancel("cancelled by the user")
+                self.state.busy = "cancelling"
+                if self.commands is not None:
+                    self.commands.interrupt()  # a long command (/compact, /mcp auth)
+        elif kind == "answer":
+            overlay: ApprovalOverlay = action[1]
+            if overlay in self.state.overlays:
+                self.state.overlays.remove(overlay)
+            preview = getattr(overlay.request, "preview", None)
+            if (
+                getattr(action[2], "name", "") == "ALWAYS"
+                and preview is not None
+                and not action[3:]
+            ):
+                self._preview_rule(overlay, preview)  # show what the rule would allow first
+                return
+            overlay.event.answer(action[2])
+        elif kind == "mode":
+            self._cycle_mode()
+        elif kind == "submit":
+            self._submit(action[1])
+        elif kind == "command":
+            self._start_command(action[1], echo=False)
+
+    def _preview_rule(self, overlay: ApprovalOverlay, preview: Any) -> None:
+        """Replay the "always" rule on the project's recorded calls (a thread: it reads
+        sessions), then ask whether to save it; the turn waits for the answer."""
+        rule = overlay.request.suggested_rule
+        self.state.hint = "checking the rule against earlier calls…"
+
+        def work() -> None:
+            try:
+                text = str(preview(rule))
+            except Exception as err:  # noqa: BLE001 - no preview is not a reason to fail
+                text = f"(the rule simulator failed: {err})"
+            self.post("always-preview", overlay, text)
+
+        threading.Thread(target=work, name="reasonix-preview", daemon=True).start()
+
+    def _confirm_always(self, overlay: ApprovalOverlay, text: str) -> None:
+        from reasonix.permission import ApprovalChoice
+
+        from .ingest import clean
+
+        self.state.hint = ""
+        rule = clean(str(overlay.request.suggested_rule))
+        question = (
+            f"{clean(text)}\n\nsave {rule} to ./reasonix.toml? (n: allow it for this session only)"
+        )
+        confirm = ConfirmOverlay(
+            question,
+            yes=("answer", overlay, ApprovalChoice.ALWAYS, "confirmed"),
+            no=("answer", overlay, ApprovalChoice.SESSION),
+            title=f"always allow {rule}?",
+        )
+        confirm.approval = overlay
+        self.state.overlays.append(confirm)
+
+    def _cycle_mode(self) -> None:
+        if self.rt is None:
+            return
+        cycle = list(MODE_CYCLE)
+        if self.first_mode and self.first_mode not in cycle:
+            cycle.append(self.first_mode)  # a started-with mode (yolo …) stays reachable
+        current = self.rt.mode
+        nxt = cycle[(cycle.index(current) + 1) % len(cycle)] if current in cycle else cycle[0]
+        try:
+            self.state.status.mode = self.rt.set_mode(nxt)
+        except Exception as err:  # noqa: BLE001 - a refused mode is a notice
+            self._notice(f"mode {nxt}: {err}", "error")
+
+    def _submit(self, text: str) -> None:
+        if self.rt is None:  # typed while the runtime is still being built: send it when ready
+            self.pending.append(text)
+            self.state.hint = "sending when ready…"
+            return
+        if self.commands.is_command(text.strip()):
+            self._start_command(text.strip(), echo=True)
+        else:
+            self._start_turn(self.commands.plain(text), text)
+
+    # -- background jobs: turns and commands ---------------------------------------------
+    def _start_job(self, busy: str, target: Any, *args: Any) -> None:
+        from reasonix.cancel import Cancel
+
+        self.cancel = Cancel()
+        self.state.busy = busy
+        self.job = threading.Thread(target=target, args=(*args, self.cancel), daemon=True)
+        self.job.start()
+
+    def _start_turn(self, prompt: str, shown: str) -> None:
+        from .ingest import clean
+
+        self.state.transcript.add(UserBlock(clean(shown)))
+        self._start_job("working", self._turn, prompt)
+
+    def _turn(self, prompt: str, cancel: Any) -> None:
+        from reasonix.agent.events import ApprovalRequested, ToolStart
+
+        from .ingest import diff_for
+
+        ws = self.rt.workspace
+        asked: set[str] = set()
+        try:
+            prompt, notices = self.commands.expand(prompt)
+            for note in notices:
+                self.post("notice", note, "warn")
+            for event in self.rt.runner.run(prompt, cancel):
+                if isinstance(event, ApprovalRequested):
+                    req = event.request
+                    asked.add(call_key(req.tool_name, req.args))
+                    answer = _Answer(event)
+                    diff = diff_for(req.tool_name, req.args, ws)
+                    self.post("event", event, {"diff": diff, "answer": answer})
+                    while not answer.done.wait(0.05):
+                        if cancel.cancelled:
+                            break
+                    continue
+                extra: dict[str, Any] = {}
+                if isinstance(event, ToolStart) and not event.read_only:
+                    from .ingest import parse_args
+
+                    args = parse_args(event.arguments)
+                    if call_key(event.name, args) not in asked:
+                        extra["diff"] = diff_for(event.name, args, ws)
+                self.post("event", event, extra)
+        except Exception as err:  # noqa: BLE001 - a failed turn is shown, the view goes on
+            self.post("notice", f"the turn failed: {type(err).__name__}: {err}", "error")
+        finally:
+            self.post("job-done")
+            self.commands.refresh_resources()  # servers may have changed (for @ completion)
+
+    def _start_command(self, line: str, *, echo: bool) -> None:
+        if self.rt is None:
+            return
+        if echo:
+            from .ingest import clean
+
+            self.state.transcript.add(UserBlock(clean(line)))
+        self._start_job("running " + line.split()[0], self._command, line)
+
+    def _command(self, line: str, cancel: Any) -> None:
+        before = self.rt.session.id
+        try:
+            result = self.commands.run(line)
+        except Exception as err:  # noqa: BLE001 - a command bug is a notice, never a crash
+            self.post("notice", f"{line.split()[0]} failed: {type(err).__name__}: {err}", "error")
+            self.post("job-done")
+            return
+        self.post("command-done", line, result, before)
+        context = self.rt.context
+        if self.rt.session.id != before and context is not None:  # the footer's new figure
+            with contextlib.suppress(Exception):
+                self.post("context", context.estimate())
+
+    # -- what the background threads posted ------------------------------------------------
+    def _drain(self) -> None:
+        if self.inbox.empty():
+            return
+        # Scrolled up: new output below must not move what the user is reading.
+        width = self.screen.size()[1] if self.screen is not None else 80
+        blocks = self.state.transcript.blocks
+        first = max(0, len(blocks) - 1)
+        before = tail_rows(self.state, width, first) if self.state.scroll else 0
+        while True:
+            try:
+                kind, payload = self.inbox.get_nowait()
+            except queue.Empty:
+                break
+            self._dirty = True
+            self._handle(kind, payload)
+        if self.state.scroll and len(self.state.transcript.blocks) > first:
+            self.state.scroll += tail_rows(self.state, width, first) - before
+
+    def _handle(self, kind: str, payload: tuple[Any, ...]) -> None:
+        from .ingest import apply_event
+
+        if kind == "event":
+            event, extra = payload
+            apply_event(self.state, event, extra)
+            self._refresh_status()
+        elif kind == "notice":
+            self._notice(*payload)
+        elif kind == "job-done":
+            self._job_done()
+        elif kind == "command-done":
+            self._command_done(*payload)
+        elif kind == "ready":
+            self._ready(*payload)
+        elif kind == "context":
+            if self.state.status.context_used is None:
+                self.state.status.context_used = payload[0]
+        elif kind == "always-preview":
+            self._confirm_always(*payload)
+        elif kind == "boot-error":
+            self.boot_error = payload[0]
+            self.quit = True
+
+    def _notice(self, text: str, kind: str = "notice") -> None:
+        from .ingest import clean
+
+        self.state.transcript.add(NoticeBlock(clean(text), kind))
+
+    def _job_done(self) -> None:
+        self.state.busy = ""
+        self.cancel = None
+        self.state.overlays[:] = [  # the questions of a turn that has ended
+            o
+            for o in self.state.overlays
+            if not isinstance(o, ApprovalOverlay) and getattr(o, "approval", None) is None
+        ]
+        self.state.transcript.close_streams()
+        self._refresh_status()
+
+    def _command_done(self, line: str, result: Any, session_before: str) -> None:
+        from .ingest import blocks_from_messages, clean
+
+        self._job_done()
+        if self.rt.session.id != session_before:  # /new, /clear, /resume, /rewind
+            self.state.transcript.blocks.clear()
+            self.state.transcript.blocks.extend(blocks_from_messages(self.rt.session.messages()))
+            self.state.status.context_used = None
+            self.state.scroll = 0
+        text = result.text
+        if text and not result.error and line.split() in (["/help"], ["/"]):
+            text += "\n" + KEYS
+        if text:
+            self.state.transcript.add(NoticeBlock(clean(text), "error" if result.error else "info"))
+        if result.exit:
+            self.quit = True
+        elif result.picker:
+            items = [
+                PickerItemView(clean(p.label), p.value, clean(p.description)) for p in result.picker
+            ]
+            title = clean(result.picker_title or line.split()[0])
+            self.state.overlays.append(PickerOverlay(title, items, result.picker_command))
+        elif result.confirm:
+            self.state.overlays.append(
+                ConfirmOverlay(clean(result.confirm), result.confirm_command)
+            )
+        elif result.prompt:
+            self._start_turn(result.prompt, line)
+        self._refresh_status()
+
+    # -- start-up ------------------------------------------------------------------------
+    def _boot(self) -> None:
+        """Build the runtime and the command layer (background thread)."""
+        try:
+            from reasonix.boot import build_runtime
+            from reasonix.cli.setup_run import options_from_args
+
+            rt = build_runtime(options_from_args(self.args, interactive=True))
+        except BaseException as err:  # noqa: BLE001 - reported by main after the screen closes
+            self.post("boot-error", err)
+            return
+        try:
+            from .bridge import Commands
+            from .history import PromptHistory, history_path
+            from .ingest import blocks_from_messages
+
+            commands = Commands(rt, notify=lambda text: self.post("notice", text, "info"))
+            history = PromptHistory(history_path(rt.workspace))
+            past = history.load()
+            blocks = blocks_from_messages(rt.session.messages()) if rt.resumed else []
+        except BaseException as err:  # noqa: BLE001
+            rt.close()
+            self.post("boot-error", err)
+            return
+        with self._lock:
+            if self.quit:  # the user left while we were starting
+                rt.close()
+                return
+            self.rt = rt
+        self.post("ready", commands, history, past, blocks)
+        commands.refresh_resources()
+        context = rt.context
+        if context is not None:
+            with contextlib.suppress(Exception):
+                self.post("context", context.estimate())
+
+    def _ready(self, commands: Any, history: Any, past: list[str], blocks: list[Any]) -> None:
+        from .ingest import clean
+
+        rt = self.rt
+        self.commands, self.history = commands, history
+        self.state.composer.history[:0] = past
+        self.first_mode = rt.mode
+        self.state.busy = ""
+        t = self.state.transcript
+        t.blocks[:0] = blocks
+        what = "resumed" if rt.resumed else "new"
+        banner = (
+            f"reasonix · {rt.resolved.ref} · {rt.workspace}\n"
+            f"{what} session {rt.session.id} · /help for commands · Ctrl-D leaves"
+        )
+        t.blocks.insert(0, NoticeBlock(clean(banner), "notice"))
+        for note in [*rt.notices, *commands.notices]:
+            t.add(NoticeBlock(clean(str(note)), "warn"))
+        self._refresh_status()
+        if getattr(self.args, "compact", False):
+            self._start_command("/compact", echo=True)
+        elif self.pending:
+            self.state.hint = ""
+            self._submit(self.pending.pop(0))  # one turn at a time: the rest stay in history
+
+    def _refresh_status(self) -> None:
+        rt = self.rt
+        if rt is None:
+            return
+        from reasonix.agent.telemetry import estimate_cost
+
+        s = self.state.status
+        s.model, s.mode, s.session = rt.resolved.ref, rt.mode, rt.session.id
+        context = rt.context
+        if context is not None:
+            s.context_window = int(getattr(context, "context_window", 0) or 0)
+            s.compact_at = int(getattr(context, "trigger", 0) or 0)
+        telemetry = rt.telemetry
+        s.cache_ratio = telemetry.cache_hit_ratio
+        cost = estimate_cost(telemetry.total, rt.price)
+        s.cost = str(cost) if cost is not None else ""
+
+    # -- completions (UI thread; one directory level at a time) ------------------------------
+    def _complete_slash(self, prefix: str) -> list[tuple[str, str]]:
+        if self.commands is None:
+            return []
+        from .ingest import clean_line
+
+        try:
+            return [(t, clean_line(d)) for t, d in self.commands.complete(prefix)]
+        except Exception:  # noqa: BLE001 - no candidates rather than a crash
+            return []
+
+    def _complete_ref(self, word: str) -> list[tuple[str, str]]:
+        if self.commands is None:
+            return []
+        from .ingest import clean_line
+
+        try:
+            return [(clean_line(t), clean_line(d)) for t, d in self.commands.complete_ref(word)]
+        except Exception:  # noqa: BLE001
+            return []
+
+    def _remember(self, text: str) -> None:
+        if self.history is not None:
+            self.history.add(text)
+
+    # -- leaving -----------------------------------------------------------------------------
+    def _shutdown(self) -> None:
+        with self._lock:
+            self.quit = True
+        if self.cancel is not None:
+            self.cancel.cancel("the chat view closed")
+        for overlay in self.state.overlays:
+            if isinstance(overlay, ApprovalOverlay):
+                with contextlib.suppress(Exception):
+                    overlay.event.answer(None)
+        for thread in (self.job, self.booting):
+            if thread is not None:
+                thread.join(timeout=5)
+        if self.rt is not None:
+            with contextlib.suppress(Exception):
+                self.rt.close()
+        with self._lock:
+            self._closed = True
+            for fd in (self.wake_r, self.wake_w):
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the chat view for parsed chat flags."""
+    return App(args).run()
