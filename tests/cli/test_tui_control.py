@@ -284,3 +284,17 @@ def test_confirm_overlay_with_actions_answers_either_way() -> None:
     assert play(c, "y") == [yes]
     state.overlays.append(ConfirmOverlay("save Bash(ls)?", yes=yes, no=no))
     assert play(c, "\x1b") == [no] and state.overlay is None
+
+
+def test_esc_esc_on_an_idle_empty_composer_opens_rewind() -> None:
+    now = [100.0]
+    state, c, _ = make(clock=lambda: now[0])
+    assert play(c, "\x1b") == [] and "rewind" in state.hint
+    now[0] += 0.5
+    assert play(c, "\x1b") == [("submit", "/rewind")]
+    now[0] += 10  # a late second Esc only arms again
+    assert play(c, "\x1b") == []
+    now[0] += 5
+    assert play(c, "\x1b") == []
+    play(c, "draft")
+    assert play(c, "\x1b") == [] and play(c, "\x1b") == []  # never with text in the composer

@@ -191,3 +191,17 @@ def test_a_sandbox_escape_decision_is_a_notice() -> None:
     apply_event(s, SandboxEscape("c1", "make install", "needs /usr", False, "declined"))
     note = s.transcript.blocks[-1]
     assert isinstance(note, NoticeBlock) and "refused: make install (declined)" in note.text
+
+
+def test_a_plan_awaiting_approval_is_shown_in_full_before_the_keys() -> None:
+    plan = "\n".join(["# Plan", "1. read calc.py", "2. fix add()", "\x1b[2Jevil"])
+    request = ApprovalRequest(
+        tool_name="plan", summary="execute this plan", args={}, choices=(ApprovalChoice.ONCE,
+        ApprovalChoice.DENY), suggested_rule="", reason="", detail=plan,
+    )  # fmt: skip
+    s = AppState()
+    apply_event(s, ApprovalRequested(request), {"diff": None})
+    overlay = s.overlay
+    assert isinstance(overlay, ApprovalOverlay)
+    assert "1. read calc.py" in overlay.detail and "2. fix add()" in overlay.detail
+    assert all("\x1b" not in line for line in overlay.detail)  # sanitised like any model text

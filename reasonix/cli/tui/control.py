@@ -55,6 +55,7 @@ class Controls:
         self.remember = remember
         self.clock = clock
         self._armed = 0.0  # when Ctrl-C was pressed on an empty idle composer
+        self._esc_armed = 0.0  # when Esc was pressed on an empty idle composer (Esc Esc: /rewind)
 
     # -- entry point ---------------------------------------------------------------
     def key(self, k: Key) -> list[Action]:
@@ -105,7 +106,15 @@ class Controls:
             if isinstance(s.overlay, CompletionOverlay):
                 s.dismissed = s.composer.text
                 s.overlays.pop()
-            s.hint = ""
+                s.hint = ""
+                return []
+            now = self.clock()
+            if not s.composer.text and self._esc_armed and now - self._esc_armed <= LEAVE_WINDOW:
+                self._esc_armed = 0.0
+                s.hint = ""
+                return [("submit", "/rewind")]  # Esc Esc: the rewind picker, as in Claude Code
+            self._esc_armed = now if not s.composer.text else 0.0
+            s.hint = "Esc again: rewind to an earlier turn" if not s.composer.text else ""
             return []
         if k.name == "ctrl-d" and not s.composer.text:
             return [("quit",)]

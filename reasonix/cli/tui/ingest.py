@@ -83,6 +83,9 @@ def diff_for(tool: str, args: dict[str, Any], workspace: Path) -> list[str] | No
     return None if lines is None else [clean_line(ln) for ln in lines]
 
 
+PLAN_LINES = 60  # of a plan shown in the approval overlay (the whole plan is saved)
+
+
 def approval_overlay(event: Any, diff: list[str] | None) -> ApprovalOverlay:
     """The modal question for one ApprovalRequested event."""
     request = event.request
@@ -95,6 +98,12 @@ def approval_overlay(event: Any, diff: list[str] | None) -> ApprovalOverlay:
         detail.append("$ " + clean(command))
     if request.fresh:
         detail.append("nested or indirect shell: only a person can allow it, once")
+    body = str(getattr(request, "detail", "") or "")  # a plan awaiting approval, in full
+    if body:
+        lines = body.splitlines()
+        detail += [clean_line(line) for line in lines[:PLAN_LINES]]
+        if len(lines) > PLAN_LINES:
+            detail.append(f"… {len(lines) - PLAN_LINES} more lines (saved with the plan)")
     labels = {
         "ONCE": "allow once",
         "SESSION": f"allow for this session ({rule})",
