@@ -51,7 +51,7 @@ def test_wizard_then_a_working_chat(pyz: Path, tmp_path: Path) -> None:
     script = [Turn.text_only("Hello from the local server.")]
     with FakeServer("openai", script, meta={"GET /v1/models": MODELS}) as srv:
         cmd = " ".join(["env", "-i", *(f"{k}={v}" for k, v in env.items()),
-                        sys.executable, str(pyz), "--plain"])  # fmt: skip
+                        sys.executable, str(pyz)])  # fmt: skip
         _tmux(sock, "new-session", "-d", "-s", "t", "-x", "100", "-y", "30", "-c", str(ws), cmd)
         try:
             _wait_for(sock, "Set one up now?")
@@ -67,7 +67,7 @@ def test_wizard_then_a_working_chat(pyz: Path, tmp_path: Path) -> None:
             screen = _wait_for(sock, "Default model")
             assert "sk-typed-secret" not in screen  # hidden input
             _tmux(sock, "send-keys", "-t", "t", "Enter")
-            _wait_for(sock, "/help for commands")
+            _wait_for(sock, "custom/local-coder")  # the chat view's footer names the model
             _tmux(sock, "send-keys", "-t", "t", "hi there", "Enter")
             _wait_for(sock, "Hello from the local server.")
         finally:
