@@ -25,11 +25,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "rewind": ("reasonix.cli.rewind_cmd", "list turns, restore files/conversation, undo"),
     "replay": ("reasonix.cli.replay_cmd", "re-run a recorded session, report divergences"),
     "remote": ("reasonix.cli.remote_cmd", "Remote-SSH hosts, chat, tasks, forwards and files"),
+    "serve": ("reasonix.cli.serve_cmd", "browser frontend over HTTP (see docs/SERVE.md)"),
 }
 
 # Commands of DESIGN.md §4 that later issues implement: name -> (help, area).
 PLACEHOLDERS: dict[str, tuple[str, str]] = {
-    "serve": ("browser frontend over HTTP", "serve (browser UI)"),
     "subagent": ("try or run a sub-agent profile", "sub-agents"),
 }
 

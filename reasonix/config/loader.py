@@ -73,7 +73,13 @@ SCALAR_KEYS: dict[str, dict[str, str]] = {
         "bash": "str",
         "network": "bool",
     },
-    "serve": {"auth_mode": "str", "behind_proxy": "bool"},
+    "serve": {
+        "auth_mode": "str",
+        "behind_proxy": "bool",
+        "host": "str",
+        "port": "int",
+        "release_after_seconds": "float",
+    },
     "ui": {"confirm_cache_break": "bool"},
 }
 # Lists that accumulate across layers instead of replacing: rules and paths
@@ -112,6 +118,8 @@ def _validate(layer: Layer, table: str, key: str, value: Any) -> Any:
         raise bad(f"expected one of {', '.join(SERVE_AUTH_MODES)}, got {value!r}")
     elif dotted in ("agent.goal_token_budget", "agent.goal_cost_budget") and value < 0:
         raise bad(f"expected a number >= 0 (0 = no budget), got {value}")
+    elif dotted == "serve.port" and not 0 <= value <= 65535:
+        raise bad(f"expected a port number 0-65535 (0 = pick a free one), got {value}")
     elif dotted in ("agent.max_steps", "agent.max_subagent_depth") and value < 0:
         raise bad(f"expected an integer >= 0, got {value}")
     elif dotted == "tools.bash_timeout_seconds" and value < 0:

@@ -154,6 +154,9 @@ class ServeConfig:
 
     auth_mode: str = "none"
     behind_proxy: bool = False
+    host: str = "127.0.0.1"
+    port: int = 0  # 0 = pick a free port
+    release_after_seconds: float = 60.0  # idle time before a browser session's lease is freed
 
 
 @dataclass

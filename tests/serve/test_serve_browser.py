@@ -1,0 +1,233 @@
+"""The page in a real headless Chromium (Debian's), driven by Playwright for Python.
+
+`reasonix serve` runs as a real subprocess against the loopback fake model;
+the browser logs in with the token URL, runs the scripted read -> edit -> test
+task with one approval (after seeing the diff), reloads mid-turn, watches one
+session from two tabs and stops a turn. Screenshots at desktop and phone
+widths go to tests/artifacts/serve/ (git-ignored).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fakes import FakeServer, Turn
+from serve_kit import (
+    CALC,
+    ServeProcess,
+    allow_test_run,
+    env_for,
+    task_script,
+    write_workspace,
+)
+
+CHROMIUM = os.environ.get("REASONIX_CHROMIUM", "/usr/bin/chromium")
+ARGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+]  # fmt: skip
+ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts" / "serve"
+DESKTOP = {"width": 1280, "height": 800}
+PHONE = {"width": 390, "height": 844}
+
+pytestmark = [pytest.mark.browser, pytest.mark.interop]
+
+sync_api = pytest.importorskip("playwright.sync_api", reason="MISSING playwright (pip)")
+expect = sync_api.expect
+expect.set_options(timeout=20_000)
+if not (shutil.which(CHROMIUM) or Path(CHROMIUM).is_file()):
+    pytest.skip(f"MISSING chromium at {CHROMIUM} (apt install chromium)", allow_module_level=True)
+
+
+@pytest.fixture(scope="module")
+def playwright() -> Iterator[Any]:
+    with sync_api.sync_playwright() as p:
+        yield p
+
+
+@pytest.fixture
+def context(playwright: Any, tmp_path: Path) -> Iterator[Any]:
+    """A fresh profile of the system Chromium (nothing downloaded)."""
+    ctx = playwright.chromium.launch_persistent_context(
+        str(tmp_path / "profile"), executable_path=CHROMIUM, args=ARGS, headless=True,
+        viewport=DESKTOP,
+    )  # fmt: skip
+    ctx.set_default_timeout(20_000)
+    try:
+        yield ctx
+    finally:
+        ctx.close()
+
+
+def shot(page: Any, name: str) -> Path:
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    path = ARTIFACTS / f"{name}.png"
+    page.screenshot(path=str(path), full_page=False)
+    return path
+
+
+def send(page: Any, text: str) -> None:
+    page.fill("#input", text)
+    page.press("#input", "Enter")
+
+
+def session_of(page: Any) -> str:
+    return str(page.evaluate("new URL(location.href).searchParams.get('session')"))
+
+
+def test_token_login_task_with_one_approval_then_cli_continues(
+    context: Any, tmp_path: Path
+) -> None:
+    with FakeServer("openai", task_script()) as srv:
+        ws = write_workspace(tmp_path / "repo", srv.url, extra=allow_test_run())
+        serve = ServeProcess(ws, tmp_path, "--auth-mode", "token")
+        try:
+            assert serve.url.startswith("http://127.0.0.1:") and "/#token=" in serve.url
+            page = context.pages[0] if context.pages else context.new_page()
+            page.goto(serve.url)
+            expect(page.locator("#input")).to_be_enabled()
+            assert "token" not in page.url  # the fragment left the address bar
+            cookie = next(c for c in context.cookies() if c["name"] == f"rx_auth_{serve.port}")
+            assert cookie["httpOnly"] and cookie["sameSite"] == "Strict" and not cookie["secure"]
+
+            send(page, "fix add() in calc.py")
+            expect(page.locator(".msg.user")).to_have_text("fix add() in calc.py")
+            expect(page.locator(".msg.assistant").first).to_have_text("Reading calc.py first.")
+            card = page.locator(".approval")
+            expect(card.locator("h3")).to_contain_text("edit_file: calc.py")
+            expect(card.locator(".diff .del")).to_have_text("-return a - b")
+            expect(card.locator(".diff .add")).to_have_text("+return a + b")
+            expect(card.locator(".rule code").first).to_have_text("Edit(calc.py)")
+            expect(page.locator("#stop")).to_be_visible()
+            assert (ws / "calc.py").read_text() == CALC  # nothing written before the answer
+            shot(page, "desktop-approval")
+
+            card.get_by_role("button", name="Allow once").click()
+            expect(card.locator(".answered")).to_have_text("answer: Allow once")
+            last = page.locator(".msg.assistant").last
+            expect(last).to_have_text("Fixed add() in calc.py; the test passes.")
+            expect(last.locator("strong")).to_have_text("add()")
+            expect(last.locator("code")).to_have_text("calc.py")
+            expect(page.locator("#send")).to_be_visible()
+            expect(page.locator(".tool .t-state").last).to_have_text("done")
+            expect(page.locator("#cache")).to_have_text(
+                "cache 50%"
+            )  # 600 of 3 x 100 + 900 prompt tokens
+            expect(page.locator("#ctx")).to_contain_text("ctx 930/131.1k")
+            expect(page.locator("#mode")).to_have_value("ask")
+            expect(page.locator("#sessions .s-title").first).to_have_text("fix add() in calc.py")
+            expect(page.locator("#title")).to_have_text("fix add() in calc.py")
+            assert (ws / "calc.py").read_text() == CALC.replace("a - b", "a + b")
+            shot(page, "desktop-done")
+            page.set_viewport_size(PHONE)
+            expect(page.locator("#toggle-sidebar")).to_be_visible()
+            expect(page.locator("#sidebar")).not_to_be_in_viewport()
+            shot(page, "phone-done")
+            page.click("#toggle-sidebar")
+            expect(page.locator("#sidebar")).to_be_in_viewport(ratio=1)
+            page.wait_for_timeout(300)  # the slide-in transition
+            shot(page, "phone-sessions")
+            sid = session_of(page)
+        finally:
+            code, _, err = serve.stop()
+        assert code == 0, err
+        assert serve.url.split("#token=")[1] not in err  # the token is never logged
+
+        # `reasonix -c` continues the very session the browser used
+        srv.add(Turn.text_only("Still the same session."))
+        proc = subprocess.run(
+            [sys.executable, "-m", "reasonix", "run", "-c", "--output-format", "json", "again"],
+            cwd=ws, env=env_for(tmp_path), capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+        assert json.loads(proc.stdout)["session_id"] == sid
+        assert "fix add() in calc.py" in json.dumps(srv.requests[-1].json)
+
+
+def test_reload_mid_turn_shows_the_rest_once(context: Any, tmp_path: Path) -> None:
+    words = [f"w{i} " for i in range(60)]
+    with FakeServer("openai", [Turn(text=words, delay=0.05)]) as srv:
+        ws = write_workspace(tmp_path / "repo", srv.url)
+        serve = ServeProcess(ws, tmp_path)
+        try:
+            page = context.new_page()
+            page.goto(serve.url)
+            expect(page.locator("#input")).to_be_enabled()
+            send(page, "count slowly")
+            expect(page.locator(".msg.assistant")).to_contain_text("w5 ")
+            page.reload()
+            expect(page.locator(".msg.user")).to_have_text("count slowly")
+            expect(page.locator("#stop")).to_be_visible()  # still running after the reload
+            expect(page.locator(".msg.assistant")).to_have_text("".join(words).strip(),
+                                                                timeout=30_000)  # fmt: skip
+            expect(page.locator("#send")).to_be_visible()
+            assert page.locator(".msg.assistant").count() == 1  # nothing shown twice
+            assert page.locator(".msg.user").count() == 1
+        finally:
+            assert serve.stop()[0] == 0
+
+
+def test_two_tabs_one_session_and_stop(context: Any, tmp_path: Path) -> None:
+    words = [f"tick{i} " for i in range(400)]
+    script = [Turn(text=words, delay=0.05), Turn.text_only("second answer")]
+    with FakeServer("openai", script) as srv:
+        ws = write_workspace(tmp_path / "repo", srv.url)
+        serve = ServeProcess(ws, tmp_path)
+        try:
+            first = context.new_page()
+            first.goto(serve.url)
+            expect(first.locator("#input")).to_be_enabled()
+            sid = session_of(first)
+            second = context.new_page()
+            second.goto(f"{serve.url}?session={sid}")
+            expect(second.locator("#input")).to_be_enabled()
+
+            send(first, "tick away")
+            for tab in (first, second):
+                expect(tab.locator(".msg.user")).to_have_text("tick away")
+                expect(tab.locator(".msg.assistant")).to_contain_text("tick3 ")
+            send(second, "a second prompt")  # one turn at a time: refused with a reason
+            expect(second.locator("#toast")).to_contain_text("a turn is already running")
+            second.click("#stop")
+            for tab in (first, second):
+                expect(tab.locator(".notice").last).to_have_text("the turn was cancelled")
+                expect(tab.locator("#send")).to_be_visible()
+            text = first.locator(".msg.assistant").inner_text()
+            assert "tick399" not in text
+            assert second.locator(".msg.assistant").inner_text() == text
+            send(second, "go on")
+            for tab in (first, second):
+                expect(tab.locator(".msg.assistant").last).to_have_text("second answer")
+            shot(first, "desktop-two-tabs")
+        finally:
+            assert serve.stop()[0] == 0
+
+
+def test_model_output_is_text_never_markup(context: Any, tmp_path: Path) -> None:
+    evil = (
+        '<img src=x onerror="window.pwned=1"> <script>window.pwned=2</script> '
+        "[x](javascript:alert(1))"
+    )
+    with FakeServer("openai", [Turn.text_only(evil)]) as srv:
+        ws = write_workspace(tmp_path / "repo", srv.url)
+        serve = ServeProcess(ws, tmp_path)
+        try:
+            page = context.new_page()
+            page.goto(serve.url)
+            expect(page.locator("#input")).to_be_enabled()
+            send(page, "<b>bold?</b>")
+            expect(page.locator(".msg.user")).to_have_text("<b>bold?</b>")
+            expect(page.locator(".msg.assistant")).to_contain_text("<img src=x")
+            assert page.locator("#transcript img, #transcript script, #transcript b").count() == 0
+            assert page.locator("#transcript a").count() == 0  # javascript: is not a link
+            assert page.evaluate("window.pwned") is None
+        finally:
+            assert serve.stop()[0] == 0

@@ -1,0 +1,111 @@
+"""serve/sse.py byte for byte, and the hub's numbering, replay and slow-client drop."""
+
+from __future__ import annotations
+
+import json
+import threading
+
+import pytest
+
+from reasonix.serve.hub import Hub
+from reasonix.serve.sse import SseEvent, comment, encode
+
+
+@pytest.mark.parametrize(
+    ("event", "wire"),
+    [
+        (SseEvent("hello"), b"data: hello\n\n"),
+        (SseEvent("", id=0), b"id: 0\ndata: \n\n"),
+        (SseEvent("a\nb", id=7), b"id: 7\ndata: a\ndata: b\n\n"),
+        (SseEvent("a\r\nb\rc\n", id=1), b"id: 1\ndata: a\ndata: b\ndata: c\ndata: \n\n"),
+        (SseEvent("x", id="4\n2\r", event="up\ndate"), b"id: 42\nevent: update\ndata: x\n\n"),
+        (SseEvent("x", id="a\0b"), b"id: ab\ndata: x\n\n"),
+        (SseEvent("x", retry=1500), b"retry: 1500\ndata: x\n\n"),
+        (SseEvent("é ✓", id=3), "id: 3\ndata: é ✓\n\n".encode()),
+        (SseEvent("\ud800"), b"data: ?\n\n"),  # a lone surrogate must not break the stream
+    ],
+)
+def test_encode_bytes(event: SseEvent, wire: bytes) -> None:
+    assert encode(event) == wire
+
+
+def test_comment_is_one_line() -> None:
+    assert comment("ping") == b": ping\n\n"
+    assert comment("a\nb") == b": ab\n\n"
+
+
+def _decode(batch: list[bytes]) -> list[dict[str, object]]:
+    out = []
+    for chunk in batch:
+        lines = chunk.decode().strip("\n").split("\n")
+        ident = lines[0].removeprefix("id: ")
+        body = json.loads("\n".join(x.removeprefix("data: ") for x in lines[1:]))
+        assert ident == str(body["seq"])
+        out.append(body)
+    return out
+
+
+def test_sequence_numbers_and_replay_after_last_event_id() -> None:
+    hub = Hub()
+    for i in range(5):
+        assert hub.publish({"type": "text", "text": str(i)}) == i + 1
+    sub = hub.subscribe(after=2)
+    got = _decode(sub.take(0.1) or [])
+    assert [e["seq"] for e in got] == [3, 4, 5] and [e["text"] for e in got] == ["2", "3", "4"]
+    hub.publish({"type": "text", "text": "live"})
+    assert [e["text"] for e in _decode(sub.take(0.1) or [])] == ["live"]
+    assert sub.take(0.01) == []  # a timeout is an empty batch, not the end
+
+
+def test_subscribe_without_an_id_gets_only_new_events() -> None:
+    hub = Hub()
+    hub.publish({"type": "x"})
+    sub = hub.subscribe(after=None)
+    assert sub.take(0.01) == []
+
+
+@pytest.mark.parametrize("after", [99, -5])
+def test_an_id_the_log_cannot_serve_gets_a_reset(after: int) -> None:
+    hub = Hub(keep=3)
+    for _ in range(10):
+        hub.publish({"type": "x"})
+    got = _decode(hub.subscribe(after=after).take(0.1) or [])
+    assert got == [{"type": "reset", "seq": 10, "ts": got[0]["ts"]}]
+    assert [e["seq"] for e in _decode(hub.subscribe(after=7).take(0.1) or [])] == [8, 9, 10]
+
+
+def test_a_slow_subscriber_is_dropped_and_never_blocks_the_publisher() -> None:
+    hub = Hub(backlog=10)
+    slow, fast = hub.subscribe(None), hub.subscribe(None)
+    received: list[int] = []
+    progress = threading.Condition()
+
+    def reader() -> None:
+        while (batch := fast.take(1.0)) is not None:
+            with progress:
+                received.extend(int(str(e["seq"])) for e in _decode(batch))
+                progress.notify()
+            if received and received[-1] == 100:
+                return
+
+    thread = threading.Thread(target=reader)
+    thread.start()
+    for burst in range(20):  # bursts of 5: the fast reader keeps up, the slow one never reads
+        for _ in range(5):
+            hub.publish({"type": "text"})
+        with progress:
+            assert progress.wait_for(lambda b=burst: len(received) == 5 * (b + 1), timeout=5)
+    thread.join(5)
+    assert received == list(range(1, 101))  # everything, in order
+    assert slow.dropped and slow.take(0.01) is None  # dropped after 10 unread events
+    assert hub.subscribers == 1
+    # it reconnects with its last id and catches up from the log
+    replay = _decode(hub.subscribe(after=0).take(0.1) or [])
+    assert [e["seq"] for e in replay] == list(range(1, 101))
+
+
+def test_close_ends_every_subscriber() -> None:
+    hub = Hub()
+    sub = hub.subscribe(None)
+    hub.close()
+    assert sub.take(1.0) is None
