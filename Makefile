@@ -49,6 +49,7 @@ bench: build
 	-$(PY) bench/bm25.py
 	-$(PY) bench/tokens.py
 	-$(PY) bench/tui.py
+	-$(PY) bench/serve.py
 
 clean:
 	rm -rf dist build .mypy_cache .ruff_cache .pytest_cache

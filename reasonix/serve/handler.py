@@ -32,6 +32,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from reasonix.errors import ConfigError, ReasonixError, UsageError
 
+from .hub import pump
 from .manager import NotFound
 from .slot import Busy
 from .sse import comment
@@ -54,6 +55,7 @@ SECURITY_HEADERS = (
     ("Cache-Control", "no-store"),
 )  # fmt: skip
 PING_SECONDS = 15.0  # keep-alive comment on an idle stream (proxies drop silent ones)
+WRITE_TIMEOUT = 30.0  # a tab that takes nothing for this long is dropped
 _SESSION = re.compile(r"\A/api/sessions/([^/]+)(?:/([a-z]+))?\Z")
 
 
@@ -277,22 +279,20 @@ class Handler(BaseHTTPRequestHandler):
             after: int | None = int(raw) if raw.strip() else None
         except ValueError:
             after = -1  # unreadable: the hub answers with a reset
-        sub = slot.hub.subscribe(after)
         self.close_connection = True
+        self.send_response(200)
+        for name, value in SECURITY_HEADERS:
+            self.send_header(name, value)
+        self.send_header("Content-Type", "text/event-stream; charset=utf-8")
+        self.send_header("X-Accel-Buffering", "no")  # nginx: do not buffer the stream
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.wfile.write(b"retry: 1000\n\n")
+        sock = self.connection
+        sock.setblocking(False)  # from here on events are written by the hub (see Subscriber)
+        sub = slot.hub.subscribe(after, sock)
         try:
-            self.send_response(200)
-            for name, value in SECURITY_HEADERS:
-                self.send_header(name, value)
-            self.send_header("Content-Type", "text/event-stream; charset=utf-8")
-            self.send_header("X-Accel-Buffering", "no")  # nginx: do not buffer the stream
-            self.send_header("Connection", "close")
-            self.end_headers()
-            self.wfile.write(b"retry: 1000\n\n")
-            while True:
-                batch = sub.take(PING_SECONDS)
-                if batch is None:
-                    break
-                self.wfile.write(b"".join(batch) if batch else comment("ping"))
+            pump(sub, sock, ping=comment("ping"), every=PING_SECONDS, write_timeout=WRITE_TIMEOUT)
         except OSError:
             pass  # the browser went away (or was too slow): it reconnects and resumes
         finally:

@@ -88,6 +88,7 @@ def static_files() -> dict[str, tuple[bytes, str]]:
 class _HTTPServer(ThreadingHTTPServer):
     daemon_threads = True
     block_on_close = False
+    request_queue_size = 128  # many tabs reconnecting at once must not be reset (default 5)
 
     def __init__(self, address: tuple[str, int], handler: type[Handler]) -> None:
         self.connections: set[socket.socket] = set()

@@ -235,14 +235,14 @@ class Slot:
         except Exception as err:  # noqa: BLE001 - a bug ends the turn, never the server
             publish({"type": "error", "message": f"internal error: {type(err).__name__}: {err}"})
         finally:
-            with self.lock:
+            with self.lock:  # the next turn's events start after these
                 for pending in self.pending.values():
                     pending.event.answer(None)
                 self.pending.clear()
                 self.turn, self.cancel, self.base = None, None, None
                 self.last_active = time.monotonic()
-            publish({"type": "turn", "state": "end", "reason": reason})
-            publish(self.status())
+                publish({"type": "turn", "state": "end", "reason": reason})
+                publish(self.status())
             done()
 
     def _ask(self, event: ApprovalRequested, cancel: Cancel) -> None:

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import socket
 import threading
+import time
 
 import pytest
 
-from reasonix.serve.hub import Hub
+from reasonix.serve.hub import Hub, Subscriber, pump
 from reasonix.serve.sse import SseEvent, comment, encode
 
 
@@ -109,3 +112,74 @@ def test_close_ends_every_subscriber() -> None:
     sub = hub.subscribe(None)
     hub.close()
     assert sub.take(1.0) is None
+
+
+def _pumped(hub: Hub) -> tuple[socket.socket, Subscriber, threading.Thread]:
+    """A tab on a real socket pair: the hub writes directly, the pump writes the rest."""
+    server, client = socket.socketpair()
+    server.setblocking(False)
+    sub = hub.subscribe(None, server)
+
+    def run() -> None:
+        with contextlib.suppress(OSError):
+            pump(sub, server, ping=comment("ping"), every=0.05, write_timeout=2.0)
+        server.close()
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    return client, sub, thread
+
+
+def test_direct_writes_and_queued_writes_keep_the_byte_order() -> None:
+    hub = Hub(backlog=100_000)
+    client, _, thread = _pumped(hub)
+    client.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    big = "x" * 3000
+    received = bytearray()
+
+    def slow_reader() -> None:
+        while chunk := client.recv(1024):
+            received.extend(chunk)
+            time.sleep(0.0005)
+            if b'"id":"last"' in received[-4096:] and received.endswith(b"\n\n"):
+                return
+
+    reader = threading.Thread(target=slow_reader)
+    reader.start()
+    started = time.monotonic()
+    for i in range(300):
+        hub.publish({"type": "text", "text": f"{i}:{big}"})
+    hub.publish({"type": "x", "id": "last"})
+    publish_time = time.monotonic() - started
+    reader.join(20)
+    hub.close()
+    thread.join(5)
+    client.close()
+    events = [b for b in bytes(received).split(b"\n\n") if b.startswith(b"id: ")]
+    got = _decode([e + b"\n\n" for e in events])
+    assert [e["seq"] for e in got] == list(range(1, 302))
+    assert [e["text"].split(":")[0] for e in got[:-1]] == [str(i) for i in range(300)]
+    assert publish_time < 5  # the publisher never waited for the slow reader
+
+
+def test_a_stalled_socket_never_blocks_the_publisher_and_is_dropped() -> None:
+    hub = Hub(backlog=50)
+    client, sub, thread = _pumped(hub)  # nobody ever reads `client`
+    started = time.monotonic()
+    for _ in range(2000):
+        hub.publish({"type": "text", "text": "y" * 1000})
+    assert time.monotonic() - started < 5
+    assert sub.dropped and hub.subscribers == 0
+    thread.join(5)
+    assert not thread.is_alive()
+    client.close()
+
+
+def test_an_idle_stream_gets_pings() -> None:
+    hub = Hub()
+    client, _, thread = _pumped(hub)
+    client.settimeout(5)
+    assert client.recv(100).startswith(b": ping\n\n")
+    hub.close()
+    thread.join(5)
+    client.close()
