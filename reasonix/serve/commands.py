@@ -1,79 +1,82 @@
 """The command layer as the browser uses it: ``/`` commands, ``@`` completion and expansion.
 
-The registry (``reasonix.boot.commands.build_commands``) and the reference
-helpers (``reasonix.command.refs``) are looked up when first needed, so a
-build without them still serves chats: ``/`` lines then get a clear "not
-available" answer and ``@`` text goes to the model unchanged.
+The same registry as the terminal (``reasonix.boot.commands.build_commands``)
+and the same reference resolver (``reasonix.command.refs``), over the
+session's live runtime.
 """
 
 from __future__ import annotations
 
-import importlib
+from collections.abc import Callable
 from typing import Any
 
 from reasonix.command.api import CommandResult, Completion
 
-__all__ = ["Commands", "complete_reference", "expand_references"]
-
-
-def _module(name: str) -> Any:
-    try:
-        return importlib.import_module(name)
-    except ImportError:
-        return None
-
-
-def _refs() -> Any:
-    return _module("reasonix.command.refs")
+__all__ = ["Commands"]
 
 
 class Commands:
-    """The slash-command registry of one live runtime (None inside when not built in)."""
+    """The slash commands and ``@`` references of one live runtime.
 
-    def __init__(self, runtime: Any) -> None:
-        mod = _module("reasonix.boot.commands")
-        self.registry: Any = mod.build_commands(runtime) if mod is not None else None
+    ``notify`` shows a line to every tab while a command still runs (the URL
+    of ``/mcp auth``).
+    """
+
+    def __init__(self, runtime: Any, notify: Callable[[str], None]) -> None:
+        from reasonix.boot.commands import build_commands
+
+        self.runtime = runtime
+        self.registry = build_commands(runtime, notify=notify)
 
     @property
     def notices(self) -> list[str]:
         """Problems found while loading commands (bad command files …)."""
-        return list(getattr(self.registry, "notices", []) or [])
+        return list(self.registry.notices)
 
     def is_command(self, line: str) -> bool:
-        """A line for the registry: starts with ``/`` (``//`` escapes to text)."""
-        if self.registry is not None:
-            return bool(self.registry.is_command(line))
-        return line.startswith("/") and not line.startswith("//")
+        """A line for the registry: ``/name …`` (``//`` and ``/a/path`` are text)."""
+        return bool(self.registry.is_command(line))
 
     def run(self, line: str) -> CommandResult:
         """Run one command line; never raises for user errors."""
-        if self.registry is None:
-            return CommandResult(text="slash commands are not available in this build", error=True)
-        result: CommandResult = self.registry.run(line)
-        return result
+        return self.registry.run(line)
 
-    def complete(self, prefix: str) -> list[Completion]:
-        """Slash completions with descriptions."""
-        if self.registry is None:
-            return []
-        return list(self.registry.complete(prefix))
+    def interrupt(self) -> None:
+        """Cancel a long command (``/compact``, ``/mcp auth``): the stop button."""
+        interrupt = getattr(self.registry.host, "interrupt", None)  # RuntimeCommandHost has it
+        if interrupt is not None:
+            interrupt("stopped from the browser")
 
+    def complete(self, text: str) -> list[Completion]:
+        """Completions for the composer: ``@`` for the word being typed, else ``/``."""
+        from reasonix.command.refs import complete_reference
 
-def complete_reference(partial: str, runtime: Any) -> list[Completion]:
-    """``@`` completions (files of the workspace, MCP resources) for ``partial``."""
-    refs = _refs()
-    if refs is None:
+        words = text.split()
+        word = words[-1] if words and not text[-1:].isspace() else ""
+        if word.startswith("@"):
+            resources = self.registry.host.mcp_resources() if self.runtime.mcp else []
+            return complete_reference(word, workspace=self.runtime.workspace, resources=resources)
+        if text.lstrip().startswith("/"):
+            return list(self.registry.complete(text))
         return []
-    return list(refs.complete_reference(partial, workspace=runtime.workspace))
+
+    def expand(self, text: str) -> tuple[str, list[str]]:
+        """The text for the model with ``@`` references read in, and notices (blocking)."""
+        from reasonix.command.refs import expand_references
+
+        if "@" not in text:
+            return text, []
+        rt = self.runtime
+        return expand_references(
+            text,
+            workspace=rt.workspace,
+            forbid_read=rt.tool_ctx.forbid_read,
+            read_resource=self.registry.host.read_resource if rt.mcp is not None else None,
+        )
 
 
-def expand_references(text: str, runtime: Any) -> tuple[str, list[str]]:
-    """The text for the model with ``@`` references read in, and notices (blocking)."""
-    refs = _refs()
-    if refs is None or "@" not in text:
-        return text, []
-    forbid = list(getattr(runtime.tool_ctx, "forbid_read", []) or [])
-    expanded, notices = refs.expand_references(
-        text, workspace=runtime.workspace, forbid_read=forbid
-    )
-    return str(expanded), [str(n) for n in notices]
+def plain_text(line: str) -> str:
+    """The text to send for a line that is not a command (``//x`` -> ``/x``)."""
+    from reasonix.command.registry import plain_text as unescape
+
+    return unescape(line)

@@ -117,14 +117,16 @@ class Manager:
     # -- what the page does ---------------------------------------------------------
     def send(self, session_id: str, text: str) -> dict[str, Any]:
         """A line from the composer: a ``/`` command, or the next user turn."""
+        from .commands import plain_text
+
         slot = self.get(session_id)
         if not text.strip():
             raise ReasonixError("nothing to send")
-        if text.startswith("/"):
-            if text.startswith("//"):
-                text = text[1:]  # "//" escapes a leading slash
-            else:
+        if text.lstrip().startswith("/"):
+            slot.ensure_runtime(self.build_lock)
+            if slot.command_registry().is_command(text):
                 return self.command(slot, text)
+            text = plain_text(text)  # "//x" is the text "/x"; "/a/path …" is text as it is
         slot.start_turn(text, self.build_lock, lambda: None)
         return {"session": slot.id, "started": True}
 
@@ -136,6 +138,7 @@ class Manager:
         result = slot.command_registry().run(line)
         target = self._follow(slot, rt)
         target.last_active = time.monotonic()
+        target.model, target.mode = rt.resolved.ref, rt.mode  # /model: kept across rebuilds
         out: dict[str, Any] = {"session": target.id, "started": False}
         if result.text:
             target.hub.publish({"type": "command", "command": line.split()[0],
@@ -201,15 +204,9 @@ class Manager:
         return status
 
     def complete(self, session_id: str, text: str) -> list[dict[str, str]]:
-        """Completions for the composer: ``/`` commands, or the ``@`` word at the end."""
-        from .commands import complete_reference
-
+        """Completions for the composer: the ``@`` word being typed, or ``/`` commands."""
         slot = self.get(session_id)
-        rt = slot.ensure_runtime(self.build_lock)
+        slot.ensure_runtime(self.build_lock)
         slot.last_active = time.monotonic()
-        if text.startswith("/") and " " not in text:
-            found = slot.command_registry().complete(text)
-        else:
-            word = text.split()[-1] if text.split() else ""
-            found = complete_reference(word[1:], rt) if word.startswith("@") else []
+        found = slot.command_registry().complete(text)
         return [{"text": c.text, "description": c.description} for c in found[:50]]

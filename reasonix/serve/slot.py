@@ -29,7 +29,7 @@ from reasonix.boot import Runtime, RuntimeOptions, build_runtime
 from reasonix.cancel import Cancel
 from reasonix.errors import ReasonixError, SessionError
 
-from .commands import Commands, expand_references
+from .commands import Commands
 from .hub import Hub
 from .wire import approval_payload, event_payload, history_items
 
@@ -47,6 +47,17 @@ class _Pending:
         self.event = event
         self.answered = threading.Event()
         self.choice = ""
+
+
+def _preview(request: Any) -> str:
+    """What the "always" rule would have approved before (the rule simulator), or ""."""
+    preview = getattr(request, "preview", None)
+    if preview is None or not request.suggested_rule:
+        return ""
+    try:
+        return str(preview(request.suggested_rule))
+    except (ReasonixError, OSError):
+        return ""
 
 
 class Slot:
@@ -132,8 +143,11 @@ class Slot:
             if rt is None:
                 raise SessionError("the session is not live")
             if self.commands is None:
-                self.commands = Commands(rt)
+                self.commands = Commands(rt, self._notify)
             return self.commands
+
+    def _notify(self, text: str) -> None:
+        self.hub.publish({"type": "notice", "kind": "command", "text": text})
 
     # -- what the page reads --------------------------------------------------------
     def records(self) -> list[dict[str, Any]]:
@@ -215,7 +229,7 @@ class Slot:
         publish = self.hub.publish
         reason = "error"
         try:
-            expanded, notices = expand_references(text, rt)
+            expanded, notices = self.command_registry().expand(text)
             for note in notices:
                 publish({"type": "notice", "kind": "reference", "text": note})
             for event in rt.runner.run(expanded, cancel):
@@ -252,7 +266,7 @@ class Slot:
             approval_id = f"a{self._approvals}"
             pending = _Pending(event)
             self.pending[approval_id] = pending
-        self.hub.publish(approval_payload(approval_id, event.request))
+        self.hub.publish(approval_payload(approval_id, event.request, _preview(event.request)))
         remove = cancel.on_cancel(pending.answered.set)
         try:
             pending.answered.wait()
@@ -284,9 +298,11 @@ class Slot:
         self.hub.publish({"type": "approval_done", "id": approval_id, "choice": choice})
 
     def stop(self) -> bool:
-        """Cancel the running turn (the stop button); False when none runs."""
+        """Cancel the running turn or command (the stop button); False when none runs."""
         with self.lock:
             if self.cancel is None:
+                if self.commands is not None:
+                    self.commands.interrupt()  # a long /compact or /mcp auth
                 return False
             self.cancel.cancel("stopped from the browser")
             return True

@@ -149,8 +149,12 @@ def event_payload(event: Event) -> dict[str, Any] | None:
     return None
 
 
-def approval_payload(approval_id: str, request: Any) -> dict[str, Any]:
-    """An approval card: what is asked, why, the choices and the exact rule they would save."""
+def approval_payload(approval_id: str, request: Any, preview: str = "") -> dict[str, Any]:
+    """An approval card: what is asked, why, the choices and the exact rule they would save.
+
+    ``preview`` is the rule simulator's account of what the rule would have
+    approved before (shown next to "always allow").
+    """
     args = dict(getattr(request, "args", {}) or {})
     name = str(request.tool_name)
     return {
@@ -165,6 +169,7 @@ def approval_payload(approval_id: str, request: Any) -> dict[str, Any]:
         "choices": [c.value for c in request.choices],
         "diff": edit_diff(name, args),
         "command": str(args.get("command") or "") if name == "bash" else "",
+        "preview": preview,
     }
 
 

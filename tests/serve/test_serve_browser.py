@@ -231,3 +231,37 @@ def test_model_output_is_text_never_markup(context: Any, tmp_path: Path) -> None
             assert page.evaluate("window.pwned") is None
         finally:
             assert serve.stop()[0] == 0
+
+
+def test_composer_completes_commands_and_files(context: Any, tmp_path: Path) -> None:
+    with FakeServer("openai", [Turn.text_only("I read calc.py.")]) as srv:
+        ws = write_workspace(tmp_path / "repo", srv.url)
+        serve = ServeProcess(ws, tmp_path)
+        try:
+            page = context.new_page()
+            page.goto(serve.url)
+            expect(page.locator("#input")).to_be_enabled()
+            page.locator("#input").press_sequentially("/he")
+            items = page.locator("#completions li")
+            expect(items.first.locator(".c-text")).to_have_text("/help")
+            expect(items.first.locator(".c-desc")).not_to_be_empty()
+            shot(page, "desktop-slash-completion")
+            page.press("#input", "Tab")
+            expect(page.locator("#input")).to_have_value("/help ")
+            page.press("#input", "Enter")
+            expect(page.locator(".msg.command pre")).to_contain_text("/new")
+            send(page, "/model")
+            expect(page.locator("#picker")).to_be_visible()
+            page.get_by_role("button", name="fake/fake-model").click()
+            expect(page.locator("#picker")).to_be_hidden()
+            expect(page.locator(".msg.command pre").last).to_contain_text("fake/fake-model")
+            page.locator("#input").press_sequentially("explain @ca")
+            expect(items.first.locator(".c-text")).to_have_text("@calc.py")
+            page.press("#input", "Enter")  # accepts the completion, does not send
+            expect(page.locator("#input")).to_have_value("explain @calc.py ")
+            page.press("#input", "Enter")
+            expect(page.locator(".msg.user")).to_have_text("explain @calc.py")
+            expect(page.locator(".msg.assistant")).to_have_text("I read calc.py.")
+        finally:
+            assert serve.stop()[0] == 0
+        assert "return a - b" in json.dumps(srv.requests[0].json)  # the file went along

@@ -166,6 +166,7 @@ def _approve(tmp_path: Path, choice: str) -> tuple[Path, list[dict[str, Any]]]:
             s = c.events(sid)
             c.post(f"/api/sessions/{sid}/prompt", {"text": "edit"})
             card = s.until(lambda e: e["type"] == "approval")[-1]
+            assert card["preview"].startswith("Edit(calc.py) would approve ")  # the simulator
             path = f"/api/sessions/{sid}/approve"
             assert c.post(path, {"id": card["id"], "choice": "maybe"})[0] == 400
             assert c.post(path, {"id": "a99", "choice": "once"})[0] == 409
@@ -301,9 +302,12 @@ def test_the_browser_sees_cli_sessions(tmp_path: Path) -> None:
         ("user", "a task from the terminal"), ("assistant", "cli answer")]  # fmt: skip
 
 
-def test_slash_lines_go_to_the_command_layer_and_double_slash_escapes(tmp_path: Path) -> None:
-    with FakeServer("openai", [Turn.text_only("got it")]) as srv:
+def test_slash_lines_go_to_the_command_layer(tmp_path: Path) -> None:
+    script = [Turn.text_only("got it"), Turn.text_only("hello done"), Turn.text_only("read it")]
+    with FakeServer("openai", script) as srv:
         ws = write_workspace(tmp_path / "repo", srv.url)
+        (ws / ".reasonix" / "commands").mkdir(parents=True)
+        (ws / ".reasonix" / "commands" / "hello.md").write_text("Say hello to $ARGUMENTS.\n")
         with running(ws) as app:
             c = Client(app.port)
             c.hello()
@@ -312,15 +316,61 @@ def test_slash_lines_go_to_the_command_layer_and_double_slash_escapes(tmp_path: 
             status, body = c.post(f"/api/sessions/{sid}/prompt", {"text": "/help"})
             assert status == 200 and body["started"] is False
             out = s.until(lambda e: e["type"] == "command")[-1]
-            assert out["command"] == "/help" and out["text"]
+            assert out["command"] == "/help" and "/new" in out["text"] and "/hello" in out["text"]
+            status, body = c.post(f"/api/sessions/{sid}/prompt", {"text": "/model"})
+            assert "fake/fake-model" in [i["value"] for i in body["picker"]["items"]]
+            assert body["picker"]["command"] == "/model"
+            body = c.post(f"/api/sessions/{sid}/prompt", {"text": "/nonsense"})[1]
+            err = s.until(lambda e: e["type"] == "command")[-1]
+            assert err["error"] is True and "nonsense" in err["text"]
+            # `//` escapes a slash; a first word with another slash is a path, not a command
             assert (
                 c.post(f"/api/sessions/{sid}/prompt", {"text": "//etc/hosts is a path"})[0] == 200
             )
             s.until(turn_end)
-            s.close()
-            assert c.get(f"/api/sessions/{sid}/complete?q=/he")[0] == 200
+            body = c.post(f"/api/sessions/{sid}/prompt", {"text": "/hello the browser"})[1]
+            assert body["started"] is True  # a custom command becomes the turn
+            s.until(turn_end)
+            c.post(f"/api/sessions/{sid}/prompt", {"text": "look at @calc.py please"})
+            s.until(turn_end)
+            _, comp = c.get(f"/api/sessions/{sid}/complete?q=/he")
+            assert {"text": "/help"}.items() <= comp["items"][0].items()
+            assert "/hello" in [i["text"] for i in comp["items"]]
+            _, comp = c.get(f"/api/sessions/{sid}/complete?q=fix%20%40ca")
+            assert [i["text"] for i in comp["items"]] == ["@calc.py"]
+            _, comp = c.get(f"/api/sessions/{sid}/complete?q=/model%20f")
+            assert [i["text"] for i in comp["items"]] == ["/model fake/fake-model"]
             assert c.post(f"/api/sessions/{sid}/prompt", {"text": "  "})[0] == 400
-    assert srv.requests[0].json["messages"][-1]["content"] == "/etc/hosts is a path"
+            s.close()
+    sent = [r.json["messages"][-1]["content"] for r in srv.requests]
+    assert sent[0] == "/etc/hosts is a path"
+    assert sent[1].strip() == "Say hello to the browser."
+    assert "return a - b" in sent[2] and sent[2].endswith("look at @calc.py please")
+
+
+def test_new_and_clear_move_the_tabs_to_the_new_session(tmp_path: Path) -> None:
+    with FakeServer("openai", [Turn.text_only("first")]) as srv:
+        ws = write_workspace(tmp_path / "repo", srv.url)
+        with running(ws) as app:
+            c = Client(app.port)
+            c.hello()
+            sid = c.new_session()
+            s = c.events(sid)
+            c.post(f"/api/sessions/{sid}/prompt", {"text": "keep me"})
+            s.until(turn_end)
+            body = c.post(f"/api/sessions/{sid}/prompt", {"text": "/new"})[1]
+            moved = s.until(lambda e: e["type"] == "switched")[-1]
+            assert moved["session"] == body["session"] != sid
+            s.close()
+            new = body["session"]
+            assert c.get(f"/api/sessions/{new}")[1]["status"]["live"] is True
+            assert c.get(f"/api/sessions/{sid}")[1]["status"]["live"] is False
+            body = c.post(f"/api/sessions/{new}/prompt", {"text": "/clear"})[1]
+            assert body["confirm"]["command"] and "confirm" in body
+            cleared = c.post(f"/api/sessions/{new}/prompt", {"text": body["confirm"]["command"]})
+            assert cleared[0] == 200 and cleared[1]["session"] not in (sid, new)
+            ids = [x["id"] for x in c.get("/api/sessions")[1]["sessions"]]
+            assert sid in ids and new not in ids  # /clear deleted the empty one
 
 
 @pytest.mark.slow

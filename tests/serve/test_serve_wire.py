@@ -90,7 +90,7 @@ def test_approval_card_shows_the_rule_it_would_save() -> None:
         "type": "approval", "id": "a1", "tool": "bash", "summary": "bash: make test",
         "reason": "needs approval (mode ask)", "rule": "Bash(make test)",
         "alternative_rule": "Bash(make:*)", "fresh": True, "choices": ["once", "deny"],
-        "diff": [], "command": "make test",
+        "diff": [], "command": "make test", "preview": "",
     }  # fmt: skip
 
 

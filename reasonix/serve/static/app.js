@@ -299,6 +299,7 @@ function approvalCard(ev) {
     const p = box.appendChild(el("p", "rule", "Always allow saves "));
     p.appendChild(el("code", "", ev.rule));
     p.appendChild(document.createTextNode(" to ./reasonix.toml [permissions].allow"));
+    if (ev.preview) box.appendChild(el("pre", "preview", ev.preview));
   }
   const row = box.appendChild(el("div", "choices"));
   const buttons = [];
@@ -534,12 +535,13 @@ function currentWord() {
 }
 
 async function updateCompletions() {
-  const value = $("input").value;
+  const input = $("input");
+  const value = input.value;
   let kind = "";
-  if (value.startsWith("/") && !/\s/.test(value)) kind = "/";
-  else if (currentWord()) kind = "@";
+  if (currentWord()) kind = "@";
+  else if (value.startsWith("/") && !value.startsWith("//") && input.selectionStart === value.length) kind = "/";
   if (!kind) return hideCompletions();
-  const q = kind === "/" ? value : value.slice(0, $("input").selectionStart);
+  const q = value.slice(0, input.selectionStart);
   const r = await api("GET", `/api/sessions/${encodeURIComponent(state.session)}/complete?q=${encodeURIComponent(q)}`);
   if (!r.ok || !r.data.items.length) return hideCompletions();
   const box = $("completions");
@@ -565,7 +567,7 @@ function accept(i) {
   if (!item) return;
   const input = $("input");
   if (state.completion.kind === "/") {
-    input.value = item.text + " ";
+    input.value = item.text + (item.text.endsWith("/") ? "" : " ");
   } else {
     const pos = input.selectionStart;
     const before = input.value.slice(0, pos).replace(/@\S*$/, item.text + (item.text.endsWith("/") ? "" : " "));
