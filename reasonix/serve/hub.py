@@ -183,6 +183,15 @@ class Hub:
         with self._lock:
             self._subs = [s for s in self._subs if s is not sub]
 
+    def forget(self) -> None:
+        """Drop the replay log (an idle, released session); numbering goes on.
+
+        A tab that reconnects with an older id then gets a ``reset`` and reloads
+        the session from its transcript, which by then holds everything.
+        """
+        with self._lock:
+            self._log.clear()
+
     def close(self) -> None:
         """Close every subscriber (server shutdown)."""
         with self._lock:

@@ -133,6 +133,7 @@ class Slot:
                 self.spent[cost.currency] = self.spent.get(cost.currency, 0.0) + cost.amount
             self.runtime, self.commands = None, None
         rt.close()
+        self.hub.forget()  # the transcript holds it all now: no need to keep the events
         self.hub.publish(self.status())
         return True
 

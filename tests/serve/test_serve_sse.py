@@ -107,6 +107,16 @@ def test_a_slow_subscriber_is_dropped_and_never_blocks_the_publisher() -> None:
     assert [e["seq"] for e in replay] == list(range(1, 101))
 
 
+def test_forget_keeps_numbering_and_resets_old_ids() -> None:
+    hub = Hub()
+    for _ in range(3):
+        hub.publish({"type": "x"})
+    hub.forget()
+    hub.publish({"type": "status"})
+    assert _decode(hub.subscribe(after=1).take(0.1) or [])[0]["type"] == "reset"
+    assert [e["seq"] for e in _decode(hub.subscribe(after=3).take(0.1) or [])] == [4]
+
+
 def test_close_ends_every_subscriber() -> None:
     hub = Hub()
     sub = hub.subscribe(None)
