@@ -15,9 +15,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from reasonix.agent.session import list_sessions
+from reasonix.agent.session import find_session, list_sessions
 from reasonix.boot import PERMISSION_MODES, RuntimeOptions, build_runtime
-from reasonix.errors import ReasonixError
+from reasonix.errors import ReasonixError, SessionError
 
 from .slot import Busy, Slot
 
@@ -135,6 +135,7 @@ class Manager:
         if slot.busy:
             raise Busy("a turn is running: commands can run when it ends (or press Stop)")
         rt = slot.ensure_runtime(self.build_lock)
+        self._free_resume_target(slot, line)
         result = slot.command_registry().run(line)
         target = self._follow(slot, rt)
         target.last_active = time.monotonic()
@@ -159,6 +160,23 @@ class Manager:
             target.start_turn(result.prompt, self.build_lock, lambda: None)
             out["started"] = True
         return out
+
+    def _free_resume_target(self, slot: Slot, line: str) -> None:
+        """``/resume X`` of a session another tab has live here: release it so this takes it."""
+        name, _, query = line.strip().partition(" ")
+        if name != "/resume" or not query.strip():
+            return
+        try:
+            target = find_session(self.workspace, query.strip()).stem
+        except SessionError:
+            return  # the command itself says what matched
+        with self.lock:
+            other = self.slots.get(target)
+        if other is None or other is slot or other.runtime is None:
+            return
+        if other.busy:
+            raise Busy(f"session {target} is running a turn in another tab; wait or stop it there")
+        other.release()
 
     def _follow(self, slot: Slot, rt: Any) -> Slot:
         """After /new, /clear or /resume the runtime holds another session: move it there."""

@@ -371,6 +371,12 @@ def test_new_and_clear_move_the_tabs_to_the_new_session(tmp_path: Path) -> None:
             assert cleared[0] == 200 and cleared[1]["session"] not in (sid, new)
             ids = [x["id"] for x in c.get("/api/sessions")[1]["sessions"]]
             assert sid in ids and new not in ids  # /clear deleted the empty one
+            third = cleared[1]["session"]
+            c.post(f"/api/sessions/{sid}/prompt", {"text": "/status"})  # `sid` is live again
+            assert c.get(f"/api/sessions/{sid}")[1]["status"]["live"] is True
+            body = c.post(f"/api/sessions/{third}/prompt", {"text": f"/resume {sid}"})[1]
+            assert body["session"] == sid  # the live one was handed over, not refused
+            assert c.get(f"/api/sessions/{sid}")[1]["status"]["live"] is True
 
 
 @pytest.mark.slow
