@@ -107,6 +107,8 @@ def test_token_login_task_with_one_approval_then_cli_continues(
             expect(card.locator(".diff .add")).to_have_text("+return a + b")
             expect(card.locator(".rule code").first).to_have_text("Edit(calc.py)")
             expect(page.locator("#stop")).to_be_visible()
+            expect(page.locator("#title")).to_have_text("fix add() in calc.py")
+            expect(page.locator("#sessions .dot")).to_have_text(" ● working")
             assert (ws / "calc.py").read_text() == CALC  # nothing written before the answer
             shot(page, "desktop-approval")
 

@@ -363,7 +363,10 @@ function renderHistory(items) {
 // ---- the live stream ------------------------------------------------------------------
 function handle(ev) {
   switch (ev.type) {
-    case "user": addUser(ev.text); break;
+    case "user":
+      addUser(ev.text);
+      loadSessions(); // the first prompt titles the session; the list shows it working
+      break;
     case "turn": setBusy(ev.state === "start"); if (ev.state === "end") { endAssistant(); loadSessions(); } break;
     case "text": appendText(ev.text); break;
     case "reasoning": appendReasoning(ev.text); break;
