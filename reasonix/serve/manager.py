@@ -85,7 +85,8 @@ class Manager:
         out = []
         for info in list_sessions(self.workspace):
             slot = slots.get(info.id)
-            out.append({"id": info.id, "title": info.title, "modified": info.modified,
+            title = info.title or (slot.first_prompt if slot else "")
+            out.append({"id": info.id, "title": title, "modified": info.modified,
                         "live": bool(slot and slot.runtime is not None),
                         "busy": bool(slot and slot.busy)})  # fmt: skip
         return out

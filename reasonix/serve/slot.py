@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from reasonix.agent.events import ApprovalRequested
-from reasonix.agent.session import read_records
+from reasonix.agent.session import make_title, read_records
 from reasonix.agent.telemetry import estimate_cost
 from reasonix.boot import Runtime, RuntimeOptions, build_runtime
 from reasonix.cancel import Cancel
@@ -78,6 +78,7 @@ class Slot:
         self.model: str | None = None
         self.spent: dict[str, float] = {}  # cost of released runtimes, per currency
         self.known: dict[str, Any] = {}  # the last status, shown while not live
+        self.first_prompt = ""  # the title-to-be until the agent writes the title record
         self._approvals = 0
 
     # -- the runtime ------------------------------------------------------------
@@ -161,7 +162,7 @@ class Slot:
     def title(self) -> str:
         """The session's latest title ("" before the first prompt)."""
         titles = [str(r.get("title", "")) for r in self.records() if r.get("type") == "title"]
-        return titles[-1] if titles else ""
+        return titles[-1] if titles else self.first_prompt
 
     def history(self) -> dict[str, Any]:
         """The stored conversation plus the sequence number to stream from.
@@ -215,6 +216,8 @@ class Slot:
                     "or press Stop, then send again"
                 )
             rt = self.ensure_runtime(build_lock)
+            if not self.first_prompt:
+                self.first_prompt = make_title(text)
             cancel = Cancel()
             self.cancel = cancel
             self.base = (len(rt.session.records()), self.hub.head)
