@@ -19,11 +19,13 @@ from reasonix.agent.events import (
     Event,
     Notice,
     ReasoningDelta,
+    SandboxEscape,
     StepStart,
     TextDelta,
     ToolEnd,
     ToolStart,
     UsageReport,
+    WebSearch,
 )
 from reasonix.permission.approval import summarize_call
 from reasonix.provider.types import Usage
@@ -137,6 +139,13 @@ def event_payload(event: Event) -> dict[str, Any] | None:
             "blocked": event.blocked,
             "seconds": round(event.seconds, 3),
         }
+    if isinstance(event, WebSearch):
+        return _search_card(event.call_id, event.query,
+                            [{"title": r.title, "url": r.url} for r in event.results],
+                            event.error)  # fmt: skip
+    if isinstance(event, SandboxEscape):
+        fields = ("call_id", "command", "justification", "granted", "detail")
+        return _escape_card({k: getattr(event, k) for k in fields})
     if isinstance(event, UsageReport):
         return {"type": "usage", "step": event.step, **usage_dict(event.usage)}
     if isinstance(event, Notice):
@@ -147,6 +156,29 @@ def event_payload(event: Event) -> dict[str, Any] | None:
     if isinstance(event, Error):
         return {"type": "error", "message": event.message or type(event.error).__name__}
     return None
+
+
+def _search_card(call_id: str, query: str, results: Any, error: str) -> dict[str, Any]:
+    """A provider-side web search; the page links only http(s) URLs."""
+    hits = [
+        {"title": str(r.get("title") or ""), "url": str(r.get("url") or "")}
+        for r in (results if isinstance(results, list) else [])
+        if isinstance(r, Mapping)
+    ]
+    return {"type": "web_search", "call_id": call_id, "query": query, "results": hits,
+            "error": error}  # fmt: skip
+
+
+def _escape_card(rec: Mapping[str, Any]) -> dict[str, Any]:
+    """The decision on re-running a bash command outside the sandbox."""
+    return {
+        "type": "sandbox_escape",
+        "call_id": str(rec.get("call_id", "")),
+        "command": str(rec.get("command", "")),
+        "justification": str(rec.get("justification", "")),
+        "granted": bool(rec.get("granted")),
+        "detail": str(rec.get("detail", "")),
+    }
 
 
 def approval_payload(approval_id: str, request: Any, preview: str = "") -> dict[str, Any]:
@@ -168,7 +200,7 @@ def approval_payload(approval_id: str, request: Any, preview: str = "") -> dict[
         "fresh": bool(getattr(request, "fresh", False)),
         "choices": [c.value for c in request.choices],
         "diff": edit_diff(name, args),
-        "command": str(args.get("command") or "") if name == "bash" else "",
+        "command": str(args.get("command") or ""),  # bash, or its unsandboxed retry
         "preview": preview,
     }
 
@@ -186,6 +218,13 @@ def history_items(records: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
         kind = rec.get("type")
         if kind == "checkpoint":
             items.append({"type": "notice", "kind": "compaction", "text": "context compacted"})
+            continue
+        if kind == "web_search":
+            items.append(_search_card(str(rec.get("id", "")), str(rec.get("query", "")),
+                                      rec.get("results"), str(rec.get("error", ""))))  # fmt: skip
+            continue
+        if kind == "sandbox_escape":
+            items.append(_escape_card(rec))
             continue
         if kind != "message" or not isinstance(rec.get("message"), Mapping):
             continue

@@ -25,12 +25,16 @@ USAGE = {"input_tokens": 900, "output_tokens": 30, "cache_read_tokens": 600,
 FIX = '{"path": "calc.py", "old_string": "return a - b", "new_string": "return a + b"}'
 
 
-def write_workspace(ws: Path, url: str, *, extra: str = "") -> Path:
-    """A project on the fake provider at ``url`` with the calc task's files."""
+def write_workspace(ws: Path, url: str, *, extra: str = "", kind: str = "openai") -> Path:
+    """A project on the fake provider at ``url`` with the calc task's files.
+
+    ``extra`` is appended; text before its first table header still belongs to
+    the provider (``web_search = true``).
+    """
     ws.mkdir(parents=True, exist_ok=True)
     (ws / "reasonix.toml").write_text(
         'default_model = "fake/fake-model"\n\n[[providers]]\nname = "fake"\n'
-        f'kind = "openai"\nbase_url = "{url}"\nmodels = ["fake-model"]\n'
+        f'kind = "{kind}"\nbase_url = "{url}"\nmodels = ["fake-model"]\n'
         'api_key_env = "FAKE_PROVIDER_KEY"\ncontext_window = 131072\n' + extra
     )
     (ws / "calc.py").write_text(CALC)

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fakes import FakeServer, Turn
+from fakes import FakeServer, SearchSpec, Turn
 from serve_kit import (
     CALC,
     ServeProcess,
@@ -267,3 +267,33 @@ def test_composer_completes_commands_and_files(context: Any, tmp_path: Path) -> 
         finally:
             assert serve.stop()[0] == 0
         assert "return a - b" in json.dumps(srv.requests[0].json)  # the file went along
+
+
+def test_a_provider_web_search_is_a_card_with_safe_links(context: Any, tmp_path: Path) -> None:
+    hits = [("Release notes", "https://docs.python.org/3.13/whatsnew/3.13.html"),
+            ("<b>evil</b>", "javascript:window.pwned=1")]  # fmt: skip
+    turn = Turn(text="October 2024.", searches=[SearchSpec("python 3.13 release", hits)])
+    with FakeServer("anthropic", [turn]) as srv:
+        ws = write_workspace(
+            tmp_path / "repo", srv.url, kind="anthropic", extra="web_search = true\n"
+        )
+        serve = ServeProcess(ws, tmp_path)
+        try:
+            page = context.new_page()
+            page.goto(serve.url)
+            expect(page.locator("#input")).to_be_enabled()
+            send(page, "when?")
+            card = page.locator(".search")
+            expect(card.locator(".t-sum")).to_have_text("python 3.13 release")
+            links = card.locator("a")
+            expect(links).to_have_count(1)  # javascript: is never a link
+            expect(links.first).to_have_attribute("href", hits[0][1])
+            expect(links.first).to_have_attribute("rel", "noopener noreferrer")
+            expect(card.locator("li").nth(1)).to_contain_text("<b>evil</b>")
+            expect(page.locator(".msg.assistant")).to_have_text("October 2024.")
+            page.reload()  # the transcript's record draws the same card
+            expect(page.locator(".search .t-sum")).to_have_text("python 3.13 release")
+            expect(page.locator(".search a")).to_have_count(1)
+            shot(page, "desktop-web-search")
+        finally:
+            assert serve.stop()[0] == 0

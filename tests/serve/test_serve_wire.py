@@ -9,15 +9,17 @@ from reasonix.agent.events import (
     Error,
     Notice,
     ReasoningDelta,
+    SandboxEscape,
     StepStart,
     TextDelta,
     ToolEnd,
     ToolStart,
     UsageReport,
+    WebSearch,
 )
 from reasonix.errors import ProviderError
 from reasonix.permission import ApprovalChoice, ApprovalRequest
-from reasonix.provider.types import Usage
+from reasonix.provider.types import Usage, WebSearchResult
 from reasonix.serve.wire import (
     MAX_TOOL_TEXT,
     approval_payload,
@@ -58,6 +60,20 @@ def test_every_runner_event_has_a_browser_form() -> None:
     assert start is not None and start["summary"] == "read_file: a.py" and start["diff"] == []
     assert start["read_only"] is True and start["arguments"] == '{"path": "a.py"}'
     json.dumps([event_payload(e) for e, _ in cases])  # all JSON-ready
+
+
+def test_web_search_and_sandbox_escape_cards_live_and_stored() -> None:
+    hit = WebSearchResult("T", "https://x.example/")
+    live = event_payload(WebSearch("ws1", "q", (hit,)))
+    hits = [{"title": "T", "url": "https://x.example/"}]
+    stored = history_items([{"type": "web_search", "id": "ws1", "query": "q", "results": hits}])
+    want = {"type": "web_search", "call_id": "ws1", "query": "q", "results": hits, "error": ""}
+    assert live == stored[0] == want
+    esc = event_payload(SandboxEscape("c1", "make", "needs the cache", False, "declined"))
+    kept = history_items([{"type": "sandbox_escape", "call_id": "c1", "command": "make",
+                           "justification": "needs the cache", "granted": False,
+                           "detail": "declined"}])  # fmt: skip
+    assert esc == kept[0] and esc is not None and esc["granted"] is False
 
 
 def test_long_tool_output_is_clipped_for_the_card() -> None:

@@ -328,6 +328,33 @@ function approvalDone(ev) {
   card.answered.textContent = "answer: " + (CHOICE_LABEL[ev.choice] || ev.choice);
 }
 
+function searchCard(ev) {
+  endAssistant();
+  const box = el("details", "msg card search");
+  box.open = true;
+  const head = box.appendChild(el("summary"));
+  head.appendChild(el("span", "t-state " + (ev.error ? "err" : "ok"), ev.error ? ev.error : "searched"));
+  head.appendChild(el("span", "t-name", "web search"));
+  head.appendChild(el("span", "t-sum", ev.query));
+  const list = box.appendChild(el("ul", "t-body hits"));
+  for (const hit of ev.results || []) {
+    const li = list.appendChild(el("li"));
+    if (/^https?:\/\//i.test(hit.url)) {
+      const a = li.appendChild(el("a", "", hit.title || hit.url));
+      a.href = hit.url;
+      a.rel = "noopener noreferrer";
+      a.target = "_blank";
+    } else li.appendChild(el("span", "", hit.title || hit.url));
+    if (hit.title) li.appendChild(el("span", "url", " " + hit.url));
+  }
+  append(box);
+}
+
+function escapeCard(ev) {
+  const text = `sandbox escape ${ev.granted ? "granted" : "refused"} (${ev.detail}): ${ev.command}`;
+  notice(text, ev.granted ? "" : "error");
+}
+
 function notice(text, cls) {
   endAssistant();
   append(el("div", "notice" + (cls ? " " + cls : ""), text));
@@ -356,6 +383,8 @@ function renderHistory(items) {
         card.box.open = false;
       }
     } else if (it.type === "notice") notice(it.text);
+    else if (it.type === "web_search") searchCard(it);
+    else if (it.type === "sandbox_escape") escapeCard(it);
   }
   $("transcript").scrollTop = $("transcript").scrollHeight;
 }
@@ -377,6 +406,8 @@ function handle(ev) {
       break;
     }
     case "approval": approvalCard(ev); break;
+    case "web_search": searchCard(ev); break;
+    case "sandbox_escape": escapeCard(ev); break;
     case "approval_done": approvalDone(ev); break;
     case "status": showStatus(ev); break;
     case "notice": notice(ev.text); break;
