@@ -35,7 +35,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def _log(line: str) -> None:
-    sys.stderr.write(f"reasonix serve: {line}\n")
+    from reasonix.cli.safe_text import printable
+
+    # request paths come from the network: never let them steer the terminal
+    sys.stderr.write(f"reasonix serve: {printable(line, keep_newlines=False)}\n")
     sys.stderr.flush()
 
 

@@ -303,10 +303,16 @@ def test_nothing_logged_contains_the_token(ws: Path, tmp_path: Path) -> None:
         c.headers["Authorization"] = f"Bearer {token}"
         assert c.get("/api/sessions")[0] == 200
         assert c.get(f"/api/hello?token={token}")[0] == 200
+        raw = (
+            f"GET /x\x1b]0;pwned\x07 HTTP/1.1\r\nHost: 127.0.0.1:{serve.port}\r\n"
+            "Connection: close\r\n\r\n"
+        )
+        assert _raw(serve.port, raw.encode("latin-1")).startswith(b"HTTP/1.1 401")
     finally:
         code, out, err = serve.stop()
     assert code == 0
     assert "POST /api/login 401" in err and "GET /api/sessions 200" in err  # it did log
+    assert "\x1b" not in err and "/x\\x1b]0;pwned" in err  # escapes in a path are shown, not run
     assert token not in err and token[:10] not in err and token not in out
 
 
