@@ -18,6 +18,7 @@ from reasonix.agent.events import (
     Error,
     Event,
     Notice,
+    Phase,
     ReasoningDelta,
     SandboxEscape,
     StepStart,
@@ -146,6 +147,10 @@ def event_payload(event: Event) -> dict[str, Any] | None:
     if isinstance(event, SandboxEscape):
         fields = ("call_id", "command", "justification", "granted", "detail")
         return _escape_card({k: getattr(event, k) for k in fields})
+    if isinstance(event, Phase):  # coordination codes and ids only, never user text
+        return {"type": "phase", "phase": event.phase, "route": event.route,
+                "reason": event.reason, "plan_id": event.plan_id, "status": event.status,
+                "stats": dict(event.stats)}  # fmt: skip
     if isinstance(event, UsageReport):
         return {"type": "usage", "step": event.step, **usage_dict(event.usage)}
     if isinstance(event, Notice):

@@ -28,7 +28,7 @@ from reasonix.agent.session import Session, list_sessions, read_records
 
 
 def _kinds(events: list[dict[str, Any]]) -> list[str]:
-    return [e["type"] for e in events if e["type"] not in ("status", "usage", "step")]
+    return [e["type"] for e in events if e["type"] not in ("status", "usage", "step", "phase")]
 
 
 def _text(events: list[dict[str, Any]]) -> str:

@@ -8,6 +8,7 @@ from reasonix.agent.events import (
     Done,
     Error,
     Notice,
+    Phase,
     ReasoningDelta,
     SandboxEscape,
     StepStart,
@@ -74,6 +75,12 @@ def test_web_search_and_sandbox_escape_cards_live_and_stored() -> None:
                            "justification": "needs the cache", "granted": False,
                            "detail": "declined"}])  # fmt: skip
     assert esc == kept[0] and esc is not None and esc["granted"] is False
+
+
+def test_coordination_phases_carry_codes_only() -> None:
+    got = event_payload(Phase("plan", plan_id="p1", status="saved", stats={"turns": 2.0}))
+    assert got == {"type": "phase", "phase": "plan", "route": "", "reason": "", "plan_id": "p1",
+                   "status": "saved", "stats": {"turns": 2.0}}  # fmt: skip
 
 
 def test_long_tool_output_is_clipped_for_the_card() -> None:

@@ -355,6 +355,15 @@ function escapeCard(ev) {
   notice(text, ev.granted ? "" : "error");
 }
 
+function phaseLine(ev) {
+  if (ev.phase === "route" && (ev.route === "executor" || !ev.route)) return; // the usual path
+  const parts = [ev.phase];
+  if (ev.route) parts.push(ev.route.replaceAll("_", " "));
+  if (ev.plan_id) parts.push("plan " + ev.plan_id);
+  if (ev.status) parts.push(ev.status);
+  notice(parts.join(" · "));
+}
+
 function notice(text, cls) {
   endAssistant();
   append(el("div", "notice" + (cls ? " " + cls : ""), text));
@@ -407,6 +416,7 @@ function handle(ev) {
     }
     case "approval": approvalCard(ev); break;
     case "web_search": searchCard(ev); break;
+    case "phase": phaseLine(ev); break;
     case "sandbox_escape": escapeCard(ev); break;
     case "approval_done": approvalDone(ev); break;
     case "status": showStatus(ev); break;
