@@ -221,7 +221,9 @@ def run_calls(
                 results[j] = got
             else:
                 tool, extra = got
-                call_ctx = dataclasses.replace(ctx, extra={**ctx.extra, **extra}) if extra else ctx
+                # ctx.extra stays the shared dict unless this call adds to it (todos live there)
+                extras = {**ctx.extra, **extra} if extra else ctx.extra
+                call_ctx = dataclasses.replace(ctx, extra=extras, call_id=calls[j].id)
                 admitted.append((j, tool, call_ctx))
         _run_batch(admitted, calls, emit, results)
         i = batch[-1] + 1

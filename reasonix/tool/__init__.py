@@ -18,6 +18,8 @@ from typing import Any, Protocol, runtime_checkable
 from reasonix.cancel import Cancel
 from reasonix.errors import ConfigError
 
+from .ports import ToolPorts
+
 __all__ = [
     "CONTENT_LIMIT_BYTES",
     "Registry",
@@ -80,6 +82,9 @@ class ToolContext:
     progress: Callable[[str], None] | None = None
     headless: bool = True
     extra: dict[str, Any] = field(default_factory=dict)
+    # where file and bash I/O goes when a frontend owns it (ACP); empty = local
+    ports: ToolPorts = field(default_factory=ToolPorts)
+    call_id: str = ""  # the tool call being executed (set per call by the agent)
 
 
 @runtime_checkable

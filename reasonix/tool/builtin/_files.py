@@ -4,6 +4,10 @@ Text files keep what they came with: the encoding (UTF-8, UTF-8 with a BOM,
 UTF-16 with a BOM, or Latin-1 as the lossless fallback) and the newline style
 (LF or CRLF). Writes are atomic (temp file in the same directory, fsync,
 ``os.replace``) and keep the old file's permission bits.
+
+When the run has a :class:`~reasonix.tool.ports.FileIO` port (an editor over
+ACP), text is read from and written to the editor instead, after the same path
+checks; every write is reported to ``ports.on_change`` either way.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from reasonix.errors import PathDenied, ToolError
 from reasonix.tool import ToolContext
 from reasonix.tool.builtin._regular import NotRegularFile, open_regular
 from reasonix.tool.paths import display_path, resolve_read, resolve_write
+from reasonix.tool.ports import FileChange
 
 __all__ = [
     "SNIFF_BYTES",
@@ -33,6 +38,8 @@ __all__ = [
     "load_text",
     "near_names",
     "open_real_dir",
+    "read_text_via",
+    "report_change",
     "resolve_edit",
     "split_lines",
     "unified_diff",
@@ -99,6 +106,7 @@ class TextFile:
     encoding: str
     newline: str  # "\r\n" or "\n": the file's dominant style
     mode: int | None = None
+    ctx: ToolContext | None = None  # its ports route the write (editor) and report it
 
     def encode(self, text: str) -> bytes:
         """``text`` in the file's original encoding (a BOM is re-added by the codec).
@@ -122,8 +130,19 @@ class TextFile:
             ) from None
 
     def save(self, text: str) -> None:
-        """Write ``text`` back atomically with the original encoding and mode."""
-        atomic_write(self.path, self.encode(text), self.mode)
+        """Write ``text`` back atomically with the original encoding and mode.
+
+        Through the run's FileIO port when it has one (the editor owns the
+        encoding then); the change is reported to ``on_change`` afterwards.
+        """
+        data = self.encode(text)  # refuses unencodable text on both paths
+        file_io = self.ctx.ports.file_io if self.ctx is not None else None
+        if file_io is not None:
+            file_io.write_text(self.path, text)
+        else:
+            atomic_write(self.path, data, self.mode)
+        if self.ctx is not None:
+            report_change(self.ctx, self.path, self.text, text)
 
     def to_file_newlines(self, s: str) -> str:
         """Convert a model-supplied string to the file's newline style."""
@@ -150,8 +169,15 @@ def check_regular_file(path: Path, shown: str) -> os.stat_result:
     return st
 
 
-def load_text(path: Path, shown: str) -> TextFile:
-    """Read ``path`` as text; ToolError for a missing, special or binary file."""
+def load_text(path: Path, shown: str, ctx: ToolContext | None = None) -> TextFile:
+    """Read ``path`` as text; ToolError for a missing, special or binary file.
+
+    With ``ctx`` the returned file saves through ``ctx.ports`` and reports its
+    change; with a FileIO port the text comes from the editor's buffer.
+    """
+    if ctx is not None and ctx.ports.file_io is not None:
+        text = read_text_via(ctx, path, shown)
+        return TextFile(path, text, "utf-8", _dominant_newline(text), None, ctx)
     st = check_regular_file(path, shown)
     try:
         with open_regular(path) as fh:  # checked again on the descriptor: no swap window
@@ -167,7 +193,33 @@ def load_text(path: Path, shown: str) -> TextFile:
     except UnicodeDecodeError:
         encoding = "latin-1"
         text = data.decode(encoding)
-    return TextFile(path, text, encoding, _dominant_newline(text), stat.S_IMODE(st.st_mode))
+    mode = stat.S_IMODE(st.st_mode)
+    return TextFile(path, text, encoding, _dominant_newline(text), mode, ctx)
+
+
+def read_text_via(ctx: ToolContext, path: Path, shown: str) -> str:
+    """The text of ``path`` from the run's FileIO port (the editor's view of it).
+
+    A file that exists on disk must still be a regular text file: the editor
+    would hand back a FIFO's or a binary file's bytes as text otherwise. A
+    file only the editor knows (a new, unsaved buffer) is read from it alone.
+    """
+    file_io = ctx.ports.file_io
+    assert file_io is not None
+    if path.exists() or path.is_symlink():
+        check_regular_file(path, shown)
+        with open(path, "rb") as fh:
+            kind = binary_kind(fh.read(SNIFF_BYTES))
+        if kind is not None:
+            raise ToolError(f"{shown} is a binary file ({kind}); it cannot be read as text")
+    return file_io.read_text(path)
+
+
+def report_change(ctx: ToolContext, path: Path, old: str | None, new: str) -> None:
+    """Tell the run's ``on_change`` observer about one written file (no-op without one)."""
+    observer = ctx.ports.on_change
+    if observer is not None:
+        observer(ctx.call_id, FileChange(path, old, new))
 
 
 def near_names(path: Path) -> str:

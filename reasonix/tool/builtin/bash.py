@@ -11,6 +11,10 @@ never run unconfined.
 ``additional_write_dirs`` (with a ``justification``) asks to make directories
 outside the roots writable for this command; ``escape_sandbox`` asks for one
 unsandboxed retry of a command the sandbox just blocked (see :mod:`._bash_scope`).
+
+With a terminal port (``ctx.ports.terminal``, an editor over ACP) a foreground
+command runs in the frontend's terminal instead, already wrapped and with the
+same environment; background jobs stay local.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ import codecs
 import dataclasses
 import os
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -260,6 +265,13 @@ def bash(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
             f"wait, or stop it with kill_shell(job_id={job.id!r}).",
             metadata={"job_id": job.id, "pid": job.pid, **meta},
         )
+    timeout = ctx.bash_timeout if ctx.bash_timeout and ctx.bash_timeout > 0 else None
+    if ctx.ports.terminal is not None:  # the editor's terminal (ACP), after the same wrapping
+
+        def blame(out: str) -> str:
+            return _bash_scope.blame_note(command, out, ctx, _jail_roots(ctx, extra), cwd)
+
+        return _in_terminal(ctx, argv, cwd, env, timeout, absent, meta, blame if jailed else None)
     buf = OutputBuffer()
     progress = ctx.progress
     # Chunks can split a multi-byte character; the incremental decoder holds it back.
@@ -272,7 +284,6 @@ def bash(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
             if text:
                 progress(text)
 
-    timeout = ctx.bash_timeout if ctx.bash_timeout and ctx.bash_timeout > 0 else None
     try:
         outcome = run_command(
             argv,
@@ -306,6 +317,59 @@ def bash(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         if note:  # after the exit line, where the model reads first after a failure
             trailer += "\n" + note
     meta.update(exit_code=outcome.exit_code, timed_out=outcome.timed_out, pid=outcome.pid)
+    return ToolResult(
+        content=_clip_even(body) + trailer,
+        raw_content=body + trailer,
+        is_error=failed,
+        metadata=meta,
+    )
+
+
+def _in_terminal(
+    ctx: ToolContext,
+    argv: list[str],
+    cwd: str,
+    env: dict[str, str],
+    timeout: float | None,
+    absent: list[str],
+    meta: dict[str, Any],
+    blame: Callable[[str], str] | None,
+) -> ToolResult:
+    """Run the (already sandbox-wrapped) command through the frontend's terminal port."""
+    terminal = ctx.ports.terminal
+    assert terminal is not None
+    # The terminal starts from its own environment: unset what ours removed
+    # (provider keys, scrubbed variables) so the command sees the same world.
+    removed = sorted(k for k in os.environ if k not in env)
+    if removed:
+        argv = ["env", *(part for k in removed for part in ("-u", k)), *argv]
+    added = {k: v for k, v in env.items() if os.environ.get(k) != v}
+    run = terminal.run(
+        argv, cwd=cwd, env=added, timeout=timeout, cancel=ctx.cancel, call_id=ctx.call_id
+    )
+    output = run.output
+    if run.truncated:
+        output = "[... the start of the output was dropped by the terminal ...]\n" + output
+    note = _reject_planted(absent) if absent else ""
+    if note:
+        output += ("\n" if output and not output.endswith("\n") else "") + note
+    if run.timed_out:
+        trailer = f"[timed out after {timeout:g} s; the command was killed]"
+    elif run.cancelled:
+        trailer = "[cancelled; the command was killed]"
+    elif run.signal:
+        trailer = f"[killed by signal {run.signal}]"
+    else:
+        trailer = f"[exit code {run.exit_code}]"
+    body = output if output.strip() else "(no output)\n"
+    if not body.endswith("\n"):
+        body += "\n"
+    failed = run.timed_out or run.cancelled or bool(run.signal) or run.exit_code != 0
+    if failed and blame is not None and not run.cancelled and not run.timed_out:
+        hint = blame(output)
+        if hint:
+            trailer += "\n" + hint
+    meta.update(exit_code=run.exit_code, timed_out=run.timed_out, terminal=True)
     return ToolResult(
         content=_clip_even(body) + trailer,
         raw_content=body + trailer,

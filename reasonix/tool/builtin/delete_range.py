@@ -64,7 +64,7 @@ def _find(lines: list[str], anchor: str, which: str) -> int:
 
 def _delete_range(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     real, shown = resolve_edit(ctx, args["path"])
-    tf = load_text(real, shown)
+    tf = load_text(real, shown, ctx)
     lines = split_lines(tf.text)
     bare = [ln.rstrip("\r\n") for ln in lines]
     start = _find(bare, args["start_anchor"], "start_anchor")

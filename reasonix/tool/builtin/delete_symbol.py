@@ -115,7 +115,7 @@ def _delete_symbol(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         )
     if not name or any(not p.isidentifier() for p in name.split(".")):
         raise ToolError(f"invalid symbol name {name!r}; use e.g. `func` or `Class.method`")
-    tf = load_text(real, shown)
+    tf = load_text(real, shown, ctx)
     try:
         tree = ast.parse(tf.text, filename=shown)
     except SyntaxError as err:

@@ -44,7 +44,7 @@ SCHEMA: dict[str, Any] = {
 
 def _edit(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     real, shown = resolve_edit(ctx, args["path"])
-    tf = load_text(real, shown)
+    tf = load_text(real, shown, ctx)
     new_text, count = apply_edit(
         tf, tf.text, args["old_string"], args["new_string"], bool(args["replace_all"])
     )

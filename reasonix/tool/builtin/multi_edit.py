@@ -71,7 +71,7 @@ def _multi_edit(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         raise ToolError("edits is empty; give at least one edit")
     steps = [_step(i, item) for i, item in enumerate(edits, start=1)]
     real, shown = resolve_edit(ctx, args["path"])
-    tf = load_text(real, shown)
+    tf = load_text(real, shown, ctx)
     text = tf.text
     total = 0
     for i, (old, new, every) in enumerate(steps, start=1):

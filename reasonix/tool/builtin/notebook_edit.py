@@ -150,7 +150,7 @@ def _check(nb: Any) -> None:
 
 def _notebook_edit(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     real, shown = resolve_edit(ctx, args["path"])
-    tf = load_text(real, shown)
+    tf = load_text(real, shown, ctx)
     try:
         nb = json.loads(tf.text)
     except json.JSONDecodeError as err:

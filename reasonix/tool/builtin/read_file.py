@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import io
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -15,6 +15,8 @@ from reasonix.tool.builtin._files import (
     binary_kind,
     check_regular_file,
     detect_encoding,
+    read_text_via,
+    split_lines,
 )
 from reasonix.tool.builtin._regular import NotRegularFile, open_regular
 from reasonix.tool.paths import display_path, resolve_read
@@ -86,6 +88,9 @@ def _read(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     offset, limit = args["offset"], args["limit"]
     if offset < 0 or limit < 1:
         raise ToolError("offset must be >= 0 and limit >= 1")
+    if ctx.ports.file_io is not None:  # the editor's buffer, unsaved edits included
+        text = read_text_via(ctx, real, shown)
+        return _page(ctx, shown, (ln.rstrip("\r\n") for ln in split_lines(text)), offset, limit)
     size = check_regular_file(real, shown).st_size
     with _open(real, shown) as fh:
         head = fh.read(SNIFF_BYTES)
@@ -96,10 +101,15 @@ def _read(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
             "Inspect it with bash (e.g. `file`, `xxd | head`) if you need to."
         )
     # Decided on the first 8 KiB; later invalid bytes show as U+FFFD.
-    encoding = detect_encoding(head)
+    return _page(ctx, shown, _lines(real, detect_encoding(head)), offset, limit)
+
+
+def _page(
+    ctx: ToolContext, shown: str, lines: Iterable[str], offset: int, limit: int
+) -> ToolResult:
     page: list[str] = []
     total = 0
-    for total, line in enumerate(_lines(real, encoding), start=1):
+    for total, line in enumerate(lines, start=1):
         if total % 65536 == 0:
             ctx.cancel.raise_if_cancelled()
         if offset < total <= offset + limit:

@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from reasonix.errors import ToolError
 from reasonix.tool import ToolContext, ToolResult, register_builtin
 from reasonix.tool.base import FunctionTool
-from reasonix.tool.builtin._files import atomic_write
+from reasonix.tool.builtin._files import (
+    SNIFF_BYTES,
+    atomic_write,
+    binary_kind,
+    read_text_via,
+    report_change,
+)
 from reasonix.tool.paths import display_path, resolve_write
 
 __all__ = ["TOOL"]
@@ -42,7 +49,12 @@ def _write(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         raise ToolError(
             f"content holds {char!r}, a lone surrogate that is no character; nothing was written"
         ) from None
-    atomic_write(real, data)
+    old = _old_text(ctx, real, shown) if existed and ctx.ports.on_change else None
+    if ctx.ports.file_io is not None:
+        ctx.ports.file_io.write_text(real, args["content"])
+    else:
+        atomic_write(real, data)
+    report_change(ctx, real, old, args["content"])
     lines = args["content"].count("\n") + (0 if args["content"].endswith("\n") else 1)
     if not args["content"]:
         lines = 0
@@ -51,6 +63,22 @@ def _write(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         content=f"{verb} {shown} ({lines} lines, {len(data)} bytes).",
         metadata={"path": str(real), "created": not existed},
     )
+
+
+def _old_text(ctx: ToolContext, real: Path, shown: str) -> str | None:
+    """What the file held before, for the change report (None when it is not text)."""
+    if ctx.ports.file_io is not None:
+        try:
+            return read_text_via(ctx, real, shown)
+        except ToolError:
+            return None  # not text (or gone): the write itself decides what happens
+    try:
+        data = real.read_bytes()
+    except OSError:
+        return None
+    if binary_kind(data[:SNIFF_BYTES]) is not None:
+        return None
+    return data.decode("utf-8", "replace")
 
 
 TOOL = FunctionTool("write_file", DESCRIPTION, SCHEMA, _write, read_only=False)
