@@ -11,9 +11,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from reasonix.errors import UsageError
+
+if TYPE_CHECKING:
+    from reasonix.config.model import McpServerConfig
+    from reasonix.tool.ports import ToolPorts
 
 __all__ = ["ABLATE_ARMS", "PERMISSION_MODES", "PLAN_ROUTES", "RuntimeOptions"]
 
@@ -60,6 +64,8 @@ class RuntimeOptions:
     # a ready Provider instead of the configured one (``reasonix replay`` serves a recording);
     # no API key is needed then
     provider: Any = None
+    mcp_servers: list[McpServerConfig] = field(default_factory=list)
+    ports: ToolPorts | None = None
 
     def mode(self) -> str | None:
         """The permission posture the flags ask for (None: the configured one)."""

@@ -15,6 +15,7 @@ from reasonix.agent.session import Session
 from reasonix.config.model import Config
 from reasonix.errors import ConfigError
 from reasonix.tool import ToolContext
+from reasonix.tool.ports import ToolPorts
 
 __all__ = ["build_gate", "escape_gate", "naming_file", "scope_gate", "tool_context"]
 
@@ -142,8 +143,12 @@ def tool_context(
     session: Session,
     headless: bool,
     approver: EventApprover | None = None,
+    ports: ToolPorts | None = None,
 ) -> ToolContext:
-    """The tools' view of the run: roots, forbidden paths, sandbox, secrets to hide."""
+    """The tools' view of the run: roots, forbidden paths, sandbox, secrets to hide.
+
+    ``ports`` (from the frontend) routes file and bash I/O elsewhere (ACP editors).
+    """
     from reasonix.config import paths
     from reasonix.permission.sandbox import SandboxSettings
 
@@ -178,6 +183,7 @@ def tool_context(
         state_dir=paths.state_dir(),
         config_dir=paths.home_dir(),
         headless=headless,
+        ports=ports or ToolPorts(),
         # provider keys never reach the model's shell (a `printenv` would leak them)
         extra={
             "secret_env": sorted({p.api_key_env for p in cfg.providers if p.api_key_env}),

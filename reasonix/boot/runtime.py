@@ -389,6 +389,10 @@ def build_runtime(options: RuntimeOptions) -> Runtime:
     ablate = options.arms()
     options.check_routing()
     cfg = config_mod.load(workspace, options.config_flags(workspace))
+    if options.mcp_servers:  # a frontend's own servers (an editor's mcpServers) win by name
+        from reasonix.config.mcp import merge_servers
+
+        cfg.mcp_servers = merge_servers(cfg.mcp_servers, list(options.mcp_servers))
     resolved = cfg.default_resolved()  # its errors name the file that set default_model
     provider = options.provider or build_provider(resolved)
     # A local server is asked for its window while the rest is built; an injected
@@ -412,7 +416,7 @@ def build_runtime(options: RuntimeOptions) -> Runtime:
         gate = build_gate(cfg, options.allowed_tools, approver if interactive else None, workspace)
         if options.plan_mode():  # Plan mode is independent of the posture (PERM-15)
             gate.policy = gate.policy.with_planning(True)
-        ctx = tool_context(cfg, workspace, session, not interactive, approver)
+        ctx = tool_context(cfg, workspace, session, not interactive, approver, options.ports)
         ctx.extra["sandbox_escape"] = escape_gate(gate, approver if interactive else None)
         ctx.extra.update(memory_extra(cfg.permissions.mode, approver if interactive else None))
         memory = Memory.for_workspace(workspace)

@@ -126,6 +126,12 @@ class Policy:
         new.allow = self.allow + parse_rules(rules, "allowed-tools")
         return new
 
+    def with_deny(self, rules: Iterable[str]) -> Policy:
+        """A copy with extra deny rules (an editor's "always reject" answer)."""
+        new = self._copy()
+        new.deny = self.deny + parse_rules(rules, "permissions.deny")
+        return new
+
     def with_mode(self, mode: Mode | str) -> Policy:
         """A copy in another posture."""
         new = self._copy()
