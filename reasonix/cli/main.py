@@ -26,6 +26,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "replay": ("reasonix.cli.replay_cmd", "re-run a recorded session, report divergences"),
     "remote": ("reasonix.cli.remote_cmd", "Remote-SSH hosts, chat, tasks, forwards and files"),
     "serve": ("reasonix.cli.serve_cmd", "browser frontend over HTTP (see docs/SERVE.md)"),
+    "acp": ("reasonix.cli.acp_cmd", "Agent Client Protocol agent on stdio (editors)"),
 }
 
 # Commands of DESIGN.md §4 that later issues implement: name -> (help, area).

@@ -114,3 +114,28 @@ def test_a_missing_workspace_and_a_bad_model_are_reported(ws: Path) -> None:
     _project(ws, "http://127.0.0.1:9")
     with pytest.raises(ConfigError, match="unknown model"):
         build_runtime(RuntimeOptions(workspace=ws, model="nosuch/thing/x y"))
+
+
+def test_frontend_mcp_servers_and_ports_reach_the_runtime(ws: Path) -> None:
+    """RuntimeOptions.mcp_servers start like configured servers; ports reach the tools."""
+    import sys
+
+    from reasonix.config.model import McpServerConfig
+    from reasonix.tool.ports import ToolPorts
+
+    root = str(Path(__file__).resolve().parents[2])
+    mine = McpServerConfig("example", "stdio", sys.executable, ["-m", "reasonix", "mcp",
+                           "example-server"], {"PYTHONPATH": root}, source="acp")  # fmt: skip
+    ports = ToolPorts(on_change=lambda call_id, change: None)
+    with FakeServer("openai", []) as srv:
+        _project(ws, srv.url)
+        with (ws / "reasonix.toml").open("a") as fh:  # a configured server of the same name loses
+            fh.write('[[mcp.servers]]\nname = "example"\ncommand = "/nonexistent/server"\n')
+        rt = build_runtime(RuntimeOptions(workspace=ws, mcp_servers=[mine], ports=ports))
+        try:
+            assert {"mcp__example__echo", "mcp__example__wordcount"} <= set(rt.tool_names())
+            assert [s.command for s in rt.config.mcp_servers if s.name == "example"] == [
+                sys.executable]  # fmt: skip
+            assert rt.tool_ctx.ports is ports
+        finally:
+            rt.close()

@@ -1,0 +1,207 @@
+"""Protocol edges: errors with codes, modes and config options, cancelled questions, close."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from acp import schema as acp_schema
+from acp_client import AgentProcess, project
+from fakes import FakeServer, ToolSpec, Turn
+
+FIX = json.dumps({"path": "calc.py", "old_string": "a - b", "new_string": "a + b"})
+
+
+@pytest.fixture(autouse=True)
+def _key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FAKE_PROVIDER_KEY", "sk-fake")
+
+
+def test_wrong_methods_and_params_are_errors_not_crashes(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    agent = AgentProcess()
+    with FakeServer("openai", []) as srv:
+        project(ws, srv.url)
+        try:
+            agent.initialize()
+            assert agent.request("session/fly", {})["error"]["code"] == -32601
+            assert agent.request("session/new", {"mcpServers": []})["error"]["code"] == -32602
+            rel = agent.request("session/new", {"cwd": "relative/dir", "mcpServers": []})
+            assert rel["error"]["code"] == -32602
+            gone = agent.request("session/new", {"cwd": str(tmp_path / "nope"), "mcpServers": []})
+            assert gone["error"]["code"] == -32602 and "not a directory" in gone["error"]["message"]
+            bad_mcp = agent.request("session/new", {"cwd": str(ws), "mcpServers": [{"name": 5}]})
+            assert bad_mcp["error"]["code"] == -32602
+            unknown = agent.request("session/prompt", {"sessionId": "x", "prompt": []})
+            assert unknown["error"]["code"] == -32002
+            sid = agent.new_session(ws)
+            empty = agent.request("session/prompt", {"sessionId": sid, "prompt": []})
+            assert empty["error"]["code"] == -32602
+            shape = agent.request("session/prompt", {"sessionId": sid, "prompt": [{"text": 1}]})
+            assert shape["error"]["code"] == -32602
+            assert (
+                agent.request("session/set_mode", {"sessionId": sid, "modeId": "wild"})["error"][
+                    "code"
+                ]
+                == -32602
+            )
+            agent.notify("session/cancel", {"sessionId": "no-such-session"})  # ignored
+            agent.notify("no/such/notification", {})  # ignored, never answered
+            failed = agent.prompt(sid, "hello")  # the exhausted script answers HTTP 400
+            assert failed["error"]["code"] == -32603 and "400" in failed["error"]["message"]
+        finally:
+            assert agent.close() == 0
+    assert "Traceback" not in agent.log.getvalue()
+    for message in agent.messages:
+        assert message["jsonrpc"] == "2.0"
+        if "method" not in message:  # a response: exactly one of result and error
+            assert ("result" in message) != ("error" in message)
+
+
+def test_modes_and_config_options(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    agent = AgentProcess()
+    with FakeServer("openai", [Turn.text_only("hi")]) as srv:
+        project(ws, srv.url)
+        try:
+            agent.initialize()
+            created = agent.request("session/new", {"cwd": str(ws), "mcpServers": []})["result"]
+            acp_schema.NewSessionResponse.model_validate(created)
+            sid = created["sessionId"]
+            assert created["modes"]["currentModeId"] == "ask"
+            ids = [m["id"] for m in created["modes"]["availableModes"]]
+            assert ids == ["ask", "acceptEdits", "auto", "plan", "dontAsk", "bypassPermissions"]
+            options = {o["id"]: o for o in created["configOptions"]}
+            assert options["model"]["currentValue"] == "fake/fake-model"
+            assert {"fake/fake-model", "fake/other-model"} <= {
+                v["value"] for v in options["model"]["options"]
+            }
+            assert (
+                agent.request("session/set_mode", {"sessionId": sid, "modeId": "plan"})["result"]
+                == {}
+            )
+            agent.wait_for(
+                lambda m: (
+                    m.get("method") == "session/update"
+                    and m["params"]["update"].get("currentModeId") == "plan"
+                )
+            )
+            changed = agent.request(
+                "session/set_config_option",
+                {"sessionId": sid, "configId": "model", "value": "fake/other-model"},
+            )
+            values = {o["id"]: o["currentValue"] for o in changed["result"]["configOptions"]}
+            assert values == {"mode": "plan", "model": "fake/other-model", "effort": "default"}
+            effort = agent.request(
+                "session/set_config_option",
+                {"sessionId": sid, "configId": "effort", "value": "high"},
+            )
+            assert {o["id"]: o["currentValue"] for o in effort["result"]["configOptions"]}[
+                "effort"
+            ] == "high"
+            bad = agent.request(
+                "session/set_config_option",
+                {"sessionId": sid, "configId": "model", "value": "evil/none"},
+            )
+            assert bad["error"]["code"] == -32602
+            agent.prompt(sid, "hi")
+            assert agent.request("session/close", {"sessionId": sid})["result"] == {}
+            after = agent.request(
+                "session/prompt", {"sessionId": sid, "prompt": [{"type": "text", "text": "x"}]}
+            )
+            assert after["error"]["code"] == -32002
+        finally:
+            agent.close()
+        assert srv.requests[0].json["model"] == "other-model"
+
+
+def test_a_cancelled_or_failed_question_is_a_deny(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    outcomes = iter([{"outcome": {"outcome": "cancelled"}}, {"nonsense": True}])
+    agent = AgentProcess({"session/request_permission": lambda p: next(outcomes)})
+    script = [
+        Turn.tools([ToolSpec("edit_file", FIX)]),
+        Turn.tools([ToolSpec("edit_file", FIX)]),
+        Turn.text_only("gave up"),
+    ]
+    with FakeServer("openai", script) as srv:
+        project(ws, srv.url)
+        (ws / "calc.py").write_text("def add(a, b):\n    return a - b\n")
+        try:
+            agent.initialize()
+            sid = agent.new_session(ws)
+            assert agent.prompt(sid, "fix")["result"]["stopReason"] == "end_turn"
+        finally:
+            agent.close()
+    assert "a - b" in (ws / "calc.py").read_text()
+    ends = [u for u in agent.updates(sid) if u.get("status") == "failed"]
+    assert len(ends) == 2 and all("declined" in e["content"][0]["content"]["text"] for e in ends)
+
+
+def test_prompt_content_blocks_and_a_busy_session(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    slow = Turn(text=[f"w{i} " for i in range(100)], delay=0.05)
+    agent = AgentProcess()
+    with FakeServer("openai", [slow]) as srv:
+        project(ws, srv.url)
+        (ws / "notes.md").write_text("linked file body\n")
+        blocks = [
+            {"type": "text", "text": "look at these"},
+            {"type": "resource_link", "uri": (ws / "notes.md").as_uri(), "name": "notes.md"},
+            {
+                "type": "resource",
+                "resource": {"uri": "file:///elsewhere/x.py", "text": "embedded unsaved text"},
+            },
+            {"type": "image", "mimeType": "image/png", "data": "AAAA"},
+        ]
+        try:
+            agent.initialize()
+            sid = agent.new_session(ws)
+            first = agent.start("session/prompt", {"sessionId": sid, "prompt": blocks})
+            agent.wait_for(
+                lambda m: (
+                    m.get("method") == "session/update"
+                    and m["params"]["update"]["sessionUpdate"] == "agent_message_chunk"
+                )
+            )
+            busy = agent.request("session/prompt", {"sessionId": sid, "prompt": blocks})
+            assert busy["error"]["code"] == -32600
+            agent.send(
+                {"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": first}}
+            )
+            assert agent.wait_response(first)["result"]["stopReason"] == "cancelled"
+        finally:
+            agent.close()
+        sent = srv.requests[0].json["messages"][-1]["content"]
+    assert "look at these" in sent and "linked file body" in sent
+    assert '<file path="notes.md">' in sent and "embedded unsaved text" in sent
+    assert "data" not in sent and "AAAA" not in sent
+    notes = [
+        u["content"]["text"]
+        for u in agent.updates(sid)
+        if u["sessionUpdate"] == "agent_thought_chunk"
+    ]
+    assert any("image content is not supported" in n for n in notes)
+
+
+def test_authenticate_checks_the_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    ws = tmp_path / "ws"
+    monkeypatch.chdir(tmp_path)
+    project(ws, "http://127.0.0.1:9")
+    agent = AgentProcess()
+    try:
+        init = agent.initialize()
+        assert init["authMethods"][0]["id"] == "provider-key"
+        monkeypatch.delenv("FAKE_PROVIDER_KEY")
+        monkeypatch.chdir(ws)
+        missing = agent.request("session/new", {"cwd": str(ws), "mcpServers": []})
+        assert missing["error"]["code"] == -32000  # authentication required
+        assert (
+            agent.request("authenticate", {"methodId": "provider-key"})["error"]["code"] == -32000
+        )
+        monkeypatch.setenv("FAKE_PROVIDER_KEY", "sk-now")
+        assert agent.request("authenticate", {"methodId": "provider-key"})["result"] == {}
+        assert agent.request("authenticate", {"methodId": "other"})["error"]["code"] == -32602
+    finally:
+        agent.close()
