@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
 import os
 import threading
 from collections.abc import Callable
@@ -128,6 +129,9 @@ class Incoming:
 
 
 def _valid_id(value: Any) -> bool:
+    """JSON-RPC ids are strings, numbers or null (a boolean is no number; inf is no JSON)."""
+    if isinstance(value, float):
+        return math.isfinite(value)
     return value is None or (isinstance(value, (str, int)) and not isinstance(value, bool))
 
 

@@ -69,7 +69,8 @@ class AcpServer:
         entry = self._requests.get(incoming.method)
         if entry is None:
             self.conn.respond_error(
-                incoming.id, RpcError(METHOD_NOT_FOUND, f"method not found: {incoming.method}")
+                incoming.id,
+                RpcError(METHOD_NOT_FOUND, f"method not found: {incoming.method[:200]}"),
             )
             return
         handler, threaded = entry
@@ -106,7 +107,7 @@ class AcpServer:
                 if session.busy and session.prompt_request == params.get("requestId"):
                     session.cancel()
         else:
-            self.conn.log(f"ignored notification {method!r}")
+            self.conn.log(f"ignored notification {method[:100]!r}")
 
     def _session(self, params: dict[str, Any]) -> AcpSession:
         session_id = req_str(params, "sessionId")
