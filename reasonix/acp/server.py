@@ -200,6 +200,9 @@ class AcpServer:
 
     def _set_config(self, params: dict[str, Any], _: Incoming) -> dict[str, Any]:
         session = self._session(params)
+        if params.get("configId") == "model" and session.busy:
+            # the running turn keeps its agent; a new one would miss that turn's messages
+            raise RpcError(INVALID_REQUEST, "the model can change once the running prompt ends")
         changed = set_config_option(session.rt, params)
         if changed == "mode":
             session.send({"sessionUpdate": "current_mode_update", "currentModeId": session.rt.mode})
