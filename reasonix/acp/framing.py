@@ -12,6 +12,7 @@ newline inside strings, so a message never spans lines.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,6 +31,9 @@ class Oversize:
 
 
 Frame = bytes | Oversize
+
+# json.dumps escapes C0 itself; these it leaves raw with ensure_ascii=False.
+_UNSAFE = re.compile("[\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 
 
 class LineDecoder:
@@ -74,12 +78,15 @@ class LineDecoder:
 
 
 def encode(message: dict[str, Any]) -> bytes:
-    """One message as one line of UTF-8 JSON (lone surrogates are ``\\u``-escaped).
+    """One message as one line of UTF-8 JSON.
 
-    ValueError for NaN or infinity, which JSON cannot carry.
+    Printable non-ASCII text stays readable; DEL, C1 and bidi controls and
+    lone surrogates are written as ``\\uXXXX`` escapes (the ``json_line`` rule
+    of the structured CLI output), so no raw control reaches a client that
+    logs the stream, and the line always encodes as UTF-8. ValueError for NaN
+    or infinity, which JSON cannot carry.
     """
-    try:
-        text = json.dumps(message, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-        return text.encode("utf-8") + b"\n"
-    except UnicodeEncodeError:
-        return json.dumps(message, separators=(",", ":"), allow_nan=False).encode("ascii") + b"\n"
+    text = json.dumps(message, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    if _UNSAFE.search(text) is not None:  # such characters only occur inside strings
+        text = _UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    return text.encode("utf-8") + b"\n"

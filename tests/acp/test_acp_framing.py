@@ -64,3 +64,11 @@ def test_an_oversize_line_is_one_frame_and_the_next_line_is_intact() -> None:
 def test_lone_surrogates_are_escaped_not_fatal() -> None:
     line = encode({"text": "bad \udcff name"})
     assert line == b'{"text":"bad \\udcff name"}\n'
+
+
+def test_terminal_controls_are_escaped_and_still_decode() -> None:
+    message = {"text": "esc \x1b[31m del \x7f c1 \x9b bidi \u202e end ✓"}
+    line = encode(message)
+    for raw in (b"\x1b", "\x7f".encode(), "\x9b".encode(), "\u202e".encode()):
+        assert raw not in line
+    assert "✓".encode() in line and json.loads(line) == message
