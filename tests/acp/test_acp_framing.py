@@ -69,6 +69,6 @@ def test_lone_surrogates_are_escaped_not_fatal() -> None:
 def test_terminal_controls_are_escaped_and_still_decode() -> None:
     message = {"text": "esc \x1b[31m del \x7f c1 \x9b bidi \u202e end ✓"}
     line = encode(message)
-    for raw in (b"\x1b", "\x7f".encode(), "\x9b".encode(), "\u202e".encode()):
+    for raw in (b"\x1b", b"\x7f", "\x9b".encode(), "\u202e".encode()):
         assert raw not in line
     assert "✓".encode() in line and json.loads(line) == message

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import threading
+import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from acp import schema as acp_schema
@@ -205,3 +208,38 @@ def test_authenticate_checks_the_key(tmp_path: Path, monkeypatch: pytest.MonkeyP
         assert agent.request("authenticate", {"methodId": "other"})["error"]["code"] == -32602
     finally:
         agent.close()
+
+
+def test_cancel_while_a_question_is_open_ends_the_turn(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    asked = threading.Event()
+    release = threading.Event()
+
+    def slow_answer(params: dict[str, Any]) -> dict[str, Any]:
+        asked.set()
+        release.wait(10)  # the editor answers only after the user cancelled
+        return {"outcome": {"outcome": "cancelled"}}
+
+    agent = AgentProcess({"session/request_permission": slow_answer})
+    script = [Turn.tools([ToolSpec("edit_file", FIX)]), Turn.text_only("next turn")]
+    with FakeServer("openai", script) as srv:
+        project(ws, srv.url)
+        (ws / "calc.py").write_text("def add(a, b):\n    return a - b\n")
+        try:
+            agent.initialize()
+            sid = agent.new_session(ws)
+            pending = agent.start(
+                "session/prompt", {"sessionId": sid, "prompt": [{"type": "text", "text": "go"}]}
+            )
+            assert asked.wait(10)
+            started = time.monotonic()
+            agent.notify("session/cancel", {"sessionId": sid})
+            assert agent.wait_response(pending, 5)["result"] == {"stopReason": "cancelled"}
+            assert time.monotonic() - started < 1.0
+            release.set()
+            agent.wait_for(lambda m: m.get("method") == "$/cancel_request")
+            assert agent.prompt(sid, "again")["result"]["stopReason"] == "end_turn"
+        finally:
+            release.set()
+            agent.close()
+    assert "a - b" in (ws / "calc.py").read_text()
