@@ -243,3 +243,20 @@ def test_cancel_while_a_question_is_open_ends_the_turn(tmp_path: Path) -> None:
             release.set()
             agent.close()
     assert "a - b" in (ws / "calc.py").read_text()
+
+
+def test_auto_and_bypass_postures_decide_as_in_run(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    agent = AgentProcess()  # it answers no permission question: none may be asked
+    script = [Turn.tools([ToolSpec("edit_file", FIX)]), Turn.text_only("done")]
+    with FakeServer("openai", script) as srv:
+        project(ws, srv.url)
+        (ws / "calc.py").write_text("def add(a, b):\n    return a - b\n")
+        try:
+            agent.initialize()
+            sid = agent.new_session(ws)
+            agent.request("session/set_mode", {"sessionId": sid, "modeId": "auto"})
+            assert agent.prompt(sid, "fix")["result"]["stopReason"] == "end_turn"
+        finally:
+            agent.close()
+    assert agent.requests == [] and "a + b" in (ws / "calc.py").read_text()
