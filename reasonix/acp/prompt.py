@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import importlib
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
@@ -25,7 +26,9 @@ from reasonix.tool import ToolContext
 
 from .rpc import INVALID_PARAMS, RpcError
 
-__all__ = ["prompt_text"]
+__all__ = ["ReadResource", "prompt_text"]
+
+ReadResource = Callable[[str, str], str]
 
 _LINK_LIMIT = 256 * 1024  # characters of a linked file inlined into one turn
 
@@ -91,20 +94,32 @@ def _read_linked(path: Path, ctx: ToolContext) -> str:
     return text
 
 
-def _expand(text: str, ctx: ToolContext) -> tuple[str, list[str]]:
-    """The chat's ``@`` handling, when the command layer provides it."""
+def _expand(
+    text: str, ctx: ToolContext, read_resource: ReadResource | None
+) -> tuple[str, list[str]]:
+    """The chat's ``@`` handling (``@path``, ``@server:uri``), when the command layer has it."""
+    if "@" not in text:
+        return text, []
     try:
         refs = importlib.import_module("reasonix.command.refs")
     except ImportError:
         return text, []
     out: tuple[str, list[str]] = refs.expand_references(
-        text, workspace=Path(ctx.workspace), forbid_read=list(ctx.forbid_read)
+        text,
+        workspace=Path(ctx.workspace),
+        forbid_read=list(ctx.forbid_read),
+        read_resource=read_resource,
     )
     return out
 
 
-def prompt_text(blocks: Any, ctx: ToolContext) -> tuple[str, list[str]]:
-    """The user turn for ``blocks`` and notices to show (raises invalid params on bad shapes)."""
+def prompt_text(
+    blocks: Any, ctx: ToolContext, read_resource: ReadResource | None = None
+) -> tuple[str, list[str]]:
+    """The user turn for ``blocks`` and notices to show (raises invalid params on bad shapes).
+
+    ``read_resource(server, uri)`` reads ``@server:uri`` references (MCP resources).
+    """
     if not isinstance(blocks, list) or not blocks:
         raise _bad("prompt must be a non-empty array of content blocks")
     parts: list[str] = []
@@ -116,7 +131,7 @@ def prompt_text(blocks: Any, ctx: ToolContext) -> tuple[str, list[str]]:
         if kind == "text":
             if not isinstance(block.get("text"), str):
                 raise _bad("text block without text")
-            text, notes = _expand(block["text"], ctx)
+            text, notes = _expand(block["text"], ctx, read_resource)
             parts.append(text)
             notices.extend(notes)
         elif kind == "resource":

@@ -168,7 +168,9 @@ class AcpSession:
         try:
             self.link.cancel = cancel = Cancel()
             self.prompt_request = request_id
-            text, notices = prompt_text(blocks, self.rt.tool_ctx)
+            mcp = self.rt.mcp
+            reader = (lambda s, u: str(mcp.read_resource(s, u, cancel))) if mcp else None
+            text, notices = prompt_text(blocks, self.rt.tool_ctx, reader)
             for note in notices:
                 self.send(chunk("agent_thought_chunk", f"[{note}]\n"))
             if self.commands is not None and self.commands.is_command(text.strip()):
