@@ -260,3 +260,43 @@ def test_auto_and_bypass_postures_decide_as_in_run(tmp_path: Path) -> None:
         finally:
             agent.close()
     assert agent.requests == [] and "a + b" in (ws / "calc.py").read_text()
+
+
+def test_slash_commands_come_from_the_command_layer(tmp_path: Path) -> None:
+    pytest.importorskip("reasonix.boot.commands", reason="the command layer is not in this build")
+    ws = tmp_path / "ws"
+    (ws / ".reasonix" / "commands").mkdir(parents=True)
+    (ws / ".reasonix" / "commands" / "greet.md").write_text(
+        "---\ndescription: say hello\n---\nSay hello to $ARGUMENTS\n"
+    )
+    agent = AgentProcess()
+    with FakeServer("openai", [Turn.text_only("hello Ada")]) as srv:
+        project(ws, srv.url)
+        try:
+            agent.initialize()
+            sid = agent.new_session(ws)
+            agent.wait_for(
+                lambda m: (
+                    m.get("method") == "session/update"
+                    and m["params"]["update"]["sessionUpdate"] == "available_commands_update"
+                )
+            )
+            assert agent.prompt(sid, "/greet Ada")["result"]["stopReason"] == "end_turn"
+            assert agent.prompt(sid, "/status")["result"]["stopReason"] == "end_turn"
+            assert agent.prompt(sid, "/new")["result"]["stopReason"] == "end_turn"
+        finally:
+            agent.close()
+        sent = srv.requests[0].json["messages"][-1]["content"]
+    listed = next(
+        u for u in agent.updates(sid) if u["sessionUpdate"] == "available_commands_update"
+    )
+    names = {c["name"] for c in listed["availableCommands"]}
+    assert {"greet", "status", "compact"} <= names and not names & {"exit", "new", "clear"}
+    assert "Say hello to Ada" in sent and len(srv.requests) == 1  # /status, /new: no model call
+    texts = [
+        u["content"]["text"]
+        for u in agent.updates(sid)
+        if u["sessionUpdate"] == "agent_message_chunk"
+    ]
+    assert any("fake/fake-model" in t for t in texts)  # /status shows the model
+    assert any("editor" in t for t in texts)  # /new is the editor's business
