@@ -14,6 +14,7 @@ Until the command layer is part of this build, no command is advertised and a
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
 from typing import Any, Protocol
 
 from reasonix.command.api import CommandResult
@@ -23,6 +24,7 @@ __all__ = [
     "CommandRegistryLike",
     "advertised",
     "editor_owned",
+    "interrupt",
     "load_registry",
     "render",
 ]
@@ -48,14 +50,27 @@ class CommandRegistryLike(Protocol):
         ...
 
 
-def load_registry(rt: Any) -> CommandRegistryLike | None:
-    """The runtime's command registry, or None while the command layer is absent."""
+def load_registry(rt: Any, notify: Callable[[str], None]) -> CommandRegistryLike | None:
+    """The runtime's command registry, or None while the command layer is absent.
+
+    ``notify`` shows a line while a command still runs (``/mcp auth``'s URL).
+    """
     try:
         module = importlib.import_module("reasonix.boot.commands")
     except ImportError:
         return None
-    registry: CommandRegistryLike = module.build_commands(rt)
+    try:
+        registry: CommandRegistryLike = module.build_commands(rt, notify=notify)
+    except TypeError:  # a command layer without the notify hook
+        registry = module.build_commands(rt)
     return registry
+
+
+def interrupt(registry: CommandRegistryLike | None) -> None:
+    """Cancel a long command (``/compact``, MCP prompts) the registry's host is running."""
+    stop = getattr(getattr(registry, "host", None), "interrupt", None)
+    if callable(stop):
+        stop()
 
 
 def _bare(name: str) -> str:

@@ -23,7 +23,14 @@ from reasonix.cancel import Cancel
 from reasonix.config.model import McpServerConfig
 
 from .client_io import SessionLink, ports_for
-from .commands import CommandRegistryLike, advertised, editor_owned, load_registry, render
+from .commands import (
+    CommandRegistryLike,
+    advertised,
+    editor_owned,
+    interrupt,
+    load_registry,
+    render,
+)
 from .modes import config_options, mode_state
 from .prompt import prompt_text
 from .relay import TurnRelay, chunk
@@ -98,7 +105,9 @@ class AcpSession:
         self.conn, self.rt, self.link = conn, rt, link
         self.id = rt.session.id
         link.session_id = self.id
-        self.commands: CommandRegistryLike | None = load_registry(rt)
+        self.commands: CommandRegistryLike | None = load_registry(
+            rt, lambda text: self.send(chunk("agent_message_chunk", text + "\n"))
+        )
         self._turn = threading.Lock()
         self.prompt_request: Any = None  # JSON-RPC id of the running session/prompt
 
@@ -152,7 +161,8 @@ class AcpSession:
                 {"sessionUpdate": "available_commands_update",
                  "availableCommands": advertised(self.commands)}
             )  # fmt: skip
-        for note in self.rt.notices:
+        notes = [*self.rt.notices, *(self.commands.notices if self.commands else [])]
+        for note in notes:
             self.send(chunk("agent_thought_chunk", f"[{note}]\n"))
 
     def replay(self) -> None:
@@ -195,8 +205,9 @@ class AcpSession:
         return "end_turn"
 
     def cancel(self) -> None:
-        """``session/cancel``: end the running turn (a no-op when idle)."""
+        """``session/cancel``: end the running turn or command (a no-op when idle)."""
         self.link.cancel.cancel("cancelled by the client")
+        interrupt(self.commands)
 
     @property
     def busy(self) -> bool:
