@@ -7,8 +7,8 @@ own sessions and windows, so the built-ins that would fight it (``/exit``,
 command never reaches the model by itself; a result with a ``prompt`` (a
 custom command or an MCP prompt) is sent as the user turn.
 
-Until the command layer is part of this build, no command is advertised and a
-``/`` line is an ordinary prompt.
+A build without the command layer advertises no command and treats a ``/``
+line as an ordinary prompt.
 """
 
 from __future__ import annotations
