@@ -208,8 +208,11 @@ def read_text_via(ctx: ToolContext, path: Path, shown: str) -> str:
     assert file_io is not None
     if path.exists() or path.is_symlink():
         check_regular_file(path, shown)
-        with open(path, "rb") as fh:
-            kind = binary_kind(fh.read(SNIFF_BYTES))
+        try:
+            with open_regular(path) as fh:  # checked on the descriptor, as the local path does
+                kind = binary_kind(fh.read(SNIFF_BYTES))
+        except NotRegularFile:
+            raise ToolError(f"{shown} is not a regular file (a device, FIFO or socket)") from None
         if kind is not None:
             raise ToolError(f"{shown} is a binary file ({kind}); it cannot be read as text")
     return file_io.read_text(path)
