@@ -10,7 +10,11 @@ agent) and keeps the editor's view of the turn current:
   their text) when they end; ``todo_write`` also replaces the ``plan``;
 - an approval request → ``session/request_permission`` with the proposed
   diff; the answer goes back to the gate (see :mod:`.permissions`);
-- usage → ``usage_update`` (context used and size, cumulative cost).
+- usage → ``usage_update`` (context used and size, cumulative cost);
+- the Coordinator's plans (a planner's, or Plan mode's ``exit_plan_mode``) →
+  ``plan`` with their steps; a provider-side web search → a ``fetch`` tool
+  call with its results; a posture changed during the turn →
+  ``current_mode_update``.
 
 A call the gate asks about has not started yet, so its id is found in the
 model's reply, which the agent stored in the transcript before running tools.
@@ -28,12 +32,15 @@ from reasonix.agent.events import (
     Error,
     Event,
     Notice,
+    Phase,
     ReasoningDelta,
+    SandboxEscape,
     StepStart,
     TextDelta,
     ToolEnd,
     ToolStart,
     UsageReport,
+    WebSearch,
 )
 from reasonix.agent.telemetry import estimate_cost
 from reasonix.boot import Runtime
@@ -44,7 +51,7 @@ from reasonix.tool.builtin._preview import proposed_change
 
 from .permissions import options_for, read_answer, save_deny_rule
 from .rpc import ConnectionClosed, RpcError
-from .toolcalls import CallBoard, describe, diff_content, parse_args, text_content
+from .toolcalls import KINDS, CallBoard, describe, diff_content, parse_args, text_content
 
 __all__ = ["STOP_REASONS", "TurnRelay"]
 
@@ -58,6 +65,12 @@ Ask = Callable[[str, dict[str, Any], Cancel], Any]
 def chunk(kind: str, text: str) -> dict[str, Any]:
     """A message/thought chunk update holding ``text``."""
     return {"sessionUpdate": kind, "content": {"type": "text", "text": text}}
+
+
+def plan_from_steps(steps: list[str]) -> dict[str, Any]:
+    """A ``plan`` update from a Coordinator plan's steps (all pending when the plan is new)."""
+    entries = [{"content": s, "priority": "medium", "status": "pending"} for s in steps if s]
+    return {"sessionUpdate": "plan", "entries": entries}
 
 
 def plan_update(todos: Any) -> dict[str, Any] | None:
@@ -91,6 +104,7 @@ class TurnRelay:
         self._reply: list[dict[str, Any]] | None = None  # the model's tool calls this step
         self._asked: set[str] = set()
         self._synthetic = 0
+        self._mode = rt.mode
 
     # -- the turn ---------------------------------------------------------------
     def run(self, text: str, cancel: Cancel) -> str:
@@ -128,6 +142,44 @@ class TurnRelay:
             self._usage(event)
         elif isinstance(event, Notice) and event.kind != "cancelled":
             self.send(chunk("agent_thought_chunk", f"\n[{event.text}]\n"))
+        elif isinstance(event, Phase) and event.phase == "plan" and event.plan_id:
+            self._plan(event.plan_id)
+        elif isinstance(event, WebSearch):
+            self._web_search(event)
+        elif isinstance(event, SandboxEscape):
+            verdict = "granted" if event.granted else "refused"
+            self.send(
+                chunk("agent_thought_chunk", f"\n[sandbox escape {verdict}: {event.detail}]\n")
+            )
+        if self.rt.mode != self._mode:  # exit_plan_mode or a command changed the posture
+            self._mode = self.rt.mode
+            self.send({"sessionUpdate": "current_mode_update", "currentModeId": self._mode})
+
+    # -- the Coordinator and the provider's own tools ---------------------------------
+    def _plan(self, plan_id: str | None) -> None:
+        """The steps of a saved plan (its record in the transcript; None: the newest)."""
+        for rec in reversed(self.rt.session.records()):
+            plan = rec.get("plan") if rec.get("type") == "plan" else None
+            if isinstance(plan, dict) and plan_id in (None, plan.get("id")):
+                raw = plan.get("sections")
+                sections: dict[str, Any] = raw if isinstance(raw, dict) else {}
+                steps = sections.get("steps") or sections.get("summary") or []
+                if isinstance(steps, list):
+                    self.send(plan_from_steps([str(s) for s in steps]))
+                return
+
+    def _web_search(self, event: WebSearch) -> None:
+        links = [
+            {"type": "content", "content": {"type": "resource_link", "uri": r.url,
+                                            "name": r.title or r.url}}
+            for r in event.results
+        ]  # fmt: skip
+        title = f"Web search: {event.query}" if event.query else "Web search"
+        self.board.announce(event.call_id, {"title": title, "kind": "fetch", "status": "pending",
+                                            "rawInput": {"query": event.query}})  # fmt: skip
+        status = "failed" if event.error else "completed"
+        content = links or [text_content(event.error or "no results")]
+        self.board.update(event.call_id, {"status": status, "content": content})
 
     # -- tool calls -------------------------------------------------------------
     def _calls(self) -> list[dict[str, Any]]:
@@ -174,14 +226,19 @@ class TurnRelay:
 
     # -- approvals --------------------------------------------------------------
     def _match(self, request: Any) -> dict[str, Any] | None:
-        """The reply's call this approval is about: same tool, same arguments, not asked yet."""
-        for call in self._calls():
-            call_id = str(call.get("id") or "")
-            if call_id in self._asked or call.get("name") != request.tool_name:
-                continue
+        """The reply's call this approval is about: same tool, same arguments, not asked yet.
+
+        A tool that asks by itself (``exit_plan_mode``) sends no arguments with
+        its question; then the first unasked call of that tool is the one.
+        """
+        same = [
+            c for c in self._calls()
+            if str(c.get("id") or "") not in self._asked and c.get("name") == request.tool_name
+        ]  # fmt: skip
+        for call in same:
             if parse_args(str(call.get("arguments") or "")) == request.args:
                 return call
-        return None
+        return same[0] if same and not request.args else None
 
     def _approve(self, event: ApprovalRequested, cancel: Cancel) -> None:
         request = event.request
@@ -192,10 +249,13 @@ class TurnRelay:
         else:  # a question raised inside a call (write scope, a memory write)
             self._synthetic += 1
             call_id = f"approval-{self._synthetic}"
-            fields = {"title": request.summary, "kind": "other", "rawInput": request.args}
+            kind = KINDS.get(request.tool_name, "other")
+            fields = {"title": request.summary, "kind": kind, "rawInput": request.args}
         self._asked.add(call_id)
+        if KINDS.get(request.tool_name) == "switch_mode":  # a plan to approve: show its steps
+            self._plan(None)
         change = proposed_change(request.tool_name, request.args, self.rt.tool_ctx)
-        detail = request.reason or request.summary
+        detail = getattr(request, "detail", "") or request.reason or request.summary
         content = [diff_content(change)] if change is not None else [text_content(detail)]
         tool_call = {"toolCallId": self.board.acp_id(call_id), **fields, "status": "pending",
                      "content": content}  # fmt: skip

@@ -44,6 +44,9 @@ KINDS: dict[str, str] = {
     "web_fetch": "fetch",
     "web_search": "fetch",
     "todo_write": "think",
+    "update_goal": "think",
+    "exit_plan_mode": "switch_mode",
+    "plan": "switch_mode",  # the Coordinator's "execute this plan?" question
 }
 _VERBS = {"read": "Read", "edit": "Edit", "delete": "Delete from", "move": "Move",
           "search": "Search", "fetch": "Fetch", "execute": "Run"}  # fmt: skip

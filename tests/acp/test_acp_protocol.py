@@ -300,3 +300,67 @@ def test_slash_commands_come_from_the_command_layer(tmp_path: Path) -> None:
     ]
     assert any("fake/fake-model" in t for t in texts)  # /status shows the model
     assert any("editor" in t for t in texts)  # /new is the editor's business
+
+
+def test_plan_mode_plan_is_shown_and_approved_in_the_editor(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    plan = "# Fix add\n## Steps\n- Read calc.py\n- Replace a - b with a + b\n"
+    agent = AgentProcess(
+        {
+            "session/request_permission": lambda p: {
+                "outcome": {"outcome": "selected", "optionId": "allow-once"}
+            }
+        }
+    )
+    script = [
+        Turn.tools([ToolSpec("exit_plan_mode", json.dumps({"plan": plan}))]),
+        Turn.text_only("Carrying out the plan."),
+    ]
+    with FakeServer("openai", script) as srv:
+        project(ws, srv.url)
+        try:
+            agent.initialize()
+            sid = agent.new_session(ws)
+            agent.request("session/set_mode", {"sessionId": sid, "modeId": "plan"})
+            assert agent.prompt(sid, "fix add")["result"]["stopReason"] == "end_turn"
+        finally:
+            agent.close()
+    asks = [r["params"] for r in agent.requests if r["method"] == "session/request_permission"]
+    assert len(asks) == 1
+    call = asks[0]["toolCall"]
+    assert (
+        call["kind"] == "switch_mode" and "Replace a - b" in call["content"][0]["content"]["text"]
+    )
+    plans = [u for u in agent.updates(sid) if u["sessionUpdate"] == "plan"]
+    assert [e["content"] for e in plans[0]["entries"]] == [
+        "Read calc.py",
+        "Replace a - b with a + b",
+    ]
+    modes = [
+        u["currentModeId"]
+        for u in agent.updates(sid)
+        if u["sessionUpdate"] == "current_mode_update"
+    ]
+    assert modes[0] == "plan" and modes[-1] != "plan"  # approving the plan left Plan mode
+    check = [
+        u for u in agent.updates(sid) if u["sessionUpdate"] in ("tool_call", "tool_call_update")
+    ]
+    assert check[-1]["status"] == "completed"
+
+
+def test_a_planner_plan_becomes_the_editor_plan(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    answer = "<plan>\n# Fix add\n## Steps\n- Read calc.py\n- Fix the sign\n</plan>"
+    agent = AgentProcess()
+    with FakeServer("openai", [Turn.text_only(answer)]) as srv:
+        project(ws, srv.url, '[agent]\nplanner_model = "fake/other-model"\n')
+        try:
+            agent.initialize()
+            sid = agent.new_session(ws)
+            done = agent.prompt(sid, "plan only: fix add() in calc.py")
+            assert done["result"]["stopReason"] == "end_turn"
+        finally:
+            agent.close()
+        assert srv.requests[0].json["model"] == "other-model"  # the planner answered
+    plans = [u for u in agent.updates(sid) if u["sessionUpdate"] == "plan"]
+    assert [e["content"] for e in plans[-1]["entries"]] == ["Read calc.py", "Fix the sign"]
