@@ -257,6 +257,9 @@ class TurnRelay:
         change = proposed_change(request.tool_name, request.args, self.rt.tool_ctx)
         detail = getattr(request, "detail", "") or request.reason or request.summary
         content = [diff_content(change)] if change is not None else [text_content(detail)]
+        simulated = _rule_preview(request)
+        if simulated:  # what "always allow" would also have approved before (the simulator)
+            content.append(text_content(simulated))
         tool_call = {"toolCallId": self.board.acp_id(call_id), **fields, "status": "pending",
                      "content": content}  # fmt: skip
         self._announce_pending(call_id, tool_call)
@@ -301,3 +304,14 @@ class TurnRelay:
         if cost is not None:
             update["cost"] = {"amount": cost.amount, "currency": cost.currency}
         self.send(update)
+
+
+def _rule_preview(request: Any) -> str:
+    """The rule simulator's answer for the rule "always allow" would save ("" when none)."""
+    preview, rule = getattr(request, "preview", None), str(request.suggested_rule or "")
+    if preview is None or not rule or ApprovalChoice.ALWAYS not in request.choices:
+        return ""
+    try:
+        return f"Always allow {rule}? {preview(rule)}"
+    except Exception:  # noqa: BLE001 - no preview is never a reason to fail the question
+        return ""

@@ -95,6 +95,8 @@ def test_read_edit_test_task_asks_once_with_the_diff(tmp_path: Path) -> None:
     params = asks[0]["params"]
     kinds = [o["kind"] for o in params["options"]]
     assert kinds == ["allow_once", "allow_always", "reject_once", "reject_always"]
+    texts = [c["content"]["text"] for c in params["toolCall"]["content"] if c["type"] == "content"]
+    assert any("would approve" in t and "recorded calls" in t for t in texts)  # the simulator
     diff = params["toolCall"]["content"][0]
     assert diff == {
         "type": "diff",
