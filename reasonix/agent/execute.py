@@ -221,7 +221,10 @@ def run_calls(
                 results[j] = got
             else:
                 tool, extra = got
-                call_ctx = dataclasses.replace(ctx, extra={**ctx.extra, **extra}) if extra else ctx
+                # call_id: a sub-agent's capsule names its parent call; extra stays shared
+                call_ctx = dataclasses.replace(ctx, call_id=calls[j].id)
+                if extra:
+                    call_ctx = dataclasses.replace(call_ctx, extra={**ctx.extra, **extra})
                 admitted.append((j, tool, call_ctx))
         _run_batch(admitted, calls, emit, results)
         i = batch[-1] + 1

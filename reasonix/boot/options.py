@@ -11,9 +11,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from reasonix.errors import UsageError
+
+if TYPE_CHECKING:
+    from reasonix.agent.subagent.request import ChildRequest
 
 __all__ = ["ABLATE_ARMS", "PERMISSION_MODES", "PLAN_ROUTES", "RuntimeOptions"]
 
@@ -60,6 +63,9 @@ class RuntimeOptions:
     # a ready Provider instead of the configured one (``reasonix replay`` serves a recording);
     # no API key is needed then
     provider: Any = None
+    # a sub-agent: the spawn primitive's resolved request (system prompt, tool narrowing,
+    # write claim, parent ids, depth …); None for every frontend (boot/subagents.py)
+    child: ChildRequest | None = None
 
     def mode(self) -> str | None:
         """The permission posture the flags ask for (None: the configured one)."""

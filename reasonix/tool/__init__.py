@@ -80,6 +80,7 @@ class ToolContext:
     progress: Callable[[str], None] | None = None
     headless: bool = True
     extra: dict[str, Any] = field(default_factory=dict)
+    call_id: str = ""  # the model's id of the call being run (set per call by the agent)
 
 
 @runtime_checkable
