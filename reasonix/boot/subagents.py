@@ -36,14 +36,17 @@ from reasonix.agent.subagent.skills import SkillSet, discover, skill_index
 from reasonix.agent.subagent.spawn import ModelChoice, SessionDelegation, TaskTool
 from reasonix.agent.subagent.spec import SchedulerPolicy
 from reasonix.agent.telemetry import Telemetry
+from reasonix.cancel import Cancel
 from reasonix.config.model import Config
-from reasonix.errors import ConfigError, SessionError
+from reasonix.errors import ConfigError, SessionError, UsageError
 from reasonix.tool import Registry, ToolContext
 
 from .options import RuntimeOptions
 from .parts import SUBAGENT_TOOLS
 
 if TYPE_CHECKING:
+    from reasonix.command.registry import CommandSource
+
     from .runtime import Runtime
 
 __all__ = [
@@ -53,6 +56,8 @@ __all__ = [
     "child_factory",
     "cli_delegation",
     "load_skills",
+    "profile_commands",
+    "run_profile_command",
     "with_skill_index",
 ]
 
@@ -323,3 +328,56 @@ class _NoSession:
     """A session stand-in for the tool context of a command without a conversation."""
 
     id = ""
+
+
+def run_profile_command(rt: Runtime, name: str, task: str, cancel: Cancel) -> str:
+    """``/<profile> task``: one child through the primitive; the exchange joins the chat."""
+    from reasonix.agent.subagent.profile import profile_from_skill
+    from reasonix.agent.subagent.spec import (
+        CapabilityGrant,
+        ContextRequest,
+        ProfileExecSpec,
+        TaskSpec,
+    )
+    from reasonix.provider.types import Message, Role
+
+    wiring = rt.delegation
+    skill = wiring.skills.get(name) if wiring is not None else None
+    if skill is None or skill.run_as != "subagent":
+        raise UsageError(f"/{name} is not a sub-agent profile")
+    if not task.strip():
+        raise UsageError(f"/{name} needs a task: /{name} TASK")
+    profile = profile_from_skill(skill)
+    spec = ProfileExecSpec(
+        profile, TaskSpec(task.strip()), CapabilityGrant(read_only=profile.read_only),
+        ContextRequest(), "command",
+    )  # fmt: skip
+    outcome = wiring.prim.run_profile_spec(spec, cancel=cancel, hooks=rt.hooks)
+    text = str(outcome.text)
+    # the parent keeps the task and the child's result, not its working context
+    for message in (Message(Role.USER, f"/{name} {task.strip()}"), Message(Role.ASSISTANT, text)):
+        rt.agent.history.append(message)
+        rt.session.append_message(message)
+    return text
+
+
+def profile_commands(rt: Runtime, run: Callable[[str, str], str]) -> CommandSource:
+    """The command source of ``/<profile> task`` for every profile (manual ones too)."""
+    from reasonix.command.api import CommandResult
+    from reasonix.command.registry import Command
+
+    def source(notices: list[str]) -> list[Command]:
+        wiring = rt.delegation
+        if wiring is None:
+            return []
+        out = []
+        for skill in wiring.skills.profiles():
+
+            def handler(args: str, name: str = skill.name) -> CommandResult:
+                return CommandResult(text=run(name, args))
+
+            desc = f"sub-agent: {skill.description}" if skill.description else "sub-agent"
+            out.append(Command(skill.name, desc, "profile", handler, "TASK", skill.path))
+        return out
+
+    return source

@@ -26,11 +26,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "replay": ("reasonix.cli.replay_cmd", "re-run a recorded session, report divergences"),
     "remote": ("reasonix.cli.remote_cmd", "Remote-SSH hosts, chat, tasks, forwards and files"),
     "serve": ("reasonix.cli.serve_cmd", "browser frontend over HTTP (see docs/SERVE.md)"),
+    "subagent": ("reasonix.cli.subagent_cmd", "list, show, try, run and edit sub-agent profiles"),
 }
 
 # Commands of DESIGN.md §4 that later issues implement: name -> (help, area).
 PLACEHOLDERS: dict[str, tuple[str, str]] = {
-    "subagent": ("try or run a sub-agent profile", "sub-agents"),
 }
 
 _CHAT_MODULE = "reasonix.cli.tui"  # the curses view; line mode (chat_cmd) where it cannot run

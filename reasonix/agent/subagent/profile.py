@@ -78,8 +78,17 @@ class Profile:
 def split_tools(value: str) -> tuple[str, ...]:
     """``[read_file, grep]`` / ``Read, Grep`` / ``Bash(git diff:*)`` → our tool names."""
     text = value.strip().removeprefix("[").removesuffix("]")
+    words, depth, cur = [], 0, ""
+    for ch in text:  # split on commas and blanks outside parentheses: Bash(git diff:*)
+        depth += (ch == "(") - (ch == ")")
+        if depth <= 0 and (ch == "," or ch.isspace()):
+            words.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    words.append(cur)
     out: list[str] = []
-    for raw in text.replace(" ", ",").split(","):
+    for raw in words:
         item = raw.strip().strip("'\"")
         if not item:
             continue

@@ -86,6 +86,8 @@ def bwrap_argv(
         if root not in seen and root != "/" and os.path.isdir(root):
             seen.add(root)
             cmd += ["--bind", root, root]
+    if not bind_workspace and ws != "/" and os.path.isdir(ws):
+        cmd += ["--ro-bind", ws, ws]  # visible as it is (also under the private /tmp)
     for root in [] if bind_workspace else [_real(r) for r in write_roots]:
         # a claimed file is bound on its own; a missing path cannot be bound at all
         if root not in seen and root != "/" and os.path.exists(root):
