@@ -29,31 +29,17 @@ __all__ = ["FLEET_MAX", "FLEET_MIN", "compile_spec", "contract_tools", "delegati
 
 FLEET_MIN, FLEET_MAX = 2, 64
 
-_PROMPT = {
-    "type": "string",
-    "description": "The complete task. The sub-agent sees nothing else of this conversation: "
-    "name the files, symbols and constraints it needs.",
-}
-_PROFILE = {
-    "type": "string",
-    "description": "Optional: the name of a sub-agent profile (a skill tagged [subagent]); "
-    "its instructions become the sub-agent's system prompt.",
-}
-_MODEL = {"type": "string", "description": "Optional model reference for this sub-agent."}
-_EFFORT = {"type": "string", "description": "Optional reasoning effort for this sub-agent."}
-_STEPS = {"type": "integer", "description": "Optional tool-round budget (0 = the default)."}
+_PROMPT = {"type": "string", "description": "The whole task; the sub-agent sees nothing else."}
+_PROFILE = {"type": "string", "description": "A [subagent] skill to run as (optional)."}
+_MODEL = {"type": "string"}
+_EFFORT = {"type": "string"}
+_STEPS = {"type": "integer", "description": "Tool-round budget (0 = default)."}
 _WRITE_PATHS = {
     "type": "array",
     "items": {"type": "string"},
-    "description": "Workspace paths (files or directories) the sub-agent may change; its "
-    "file tools refuse everything else. Omitted: the whole workspace, and it then runs "
-    "alone among writers.",
+    "description": "Paths it may change, all else refused (omitted: the whole workspace).",
 }
-_CONTINUE = {
-    "type": "string",
-    "description": "Optional: the transcript id from an earlier sub-agent's receipts, to "
-    "continue that sub-agent with its own earlier context.",
-}
+_CONTINUE = {"type": "string", "description": "A transcript id from earlier receipts."}
 
 
 def _obj(props: dict[str, Any], required: list[str]) -> dict[str, Any]:
@@ -82,7 +68,6 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 "minItems": FLEET_MIN,
                 "maxItems": FLEET_MAX,
                 "items": _obj(dict(_ITEM_PROPS), ["prompt"]),
-                "description": "Independent read-only questions, answered concurrently.",
             }
         },
         ["tasks"],
@@ -95,64 +80,41 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 "maxItems": FLEET_MAX,
                 "items": _obj(
                     {
-                        "id": {"type": "string", "description": "Default: the 1-based position."},
+                        "id": {"type": "string", "description": "Default: its position."},
                         **_ITEM_PROPS,
                         "write_paths": _WRITE_PATHS,
-                        "read_only": {"type": "boolean", "description": "A read-only item."},
-                        "depends_on": {
-                            "type": "array",
-                            "items": {"type": "string"},
-                            "description": "Ids that must complete before this item starts; "
-                            "their results are not passed on.",
-                        },
+                        "read_only": {"type": "boolean"},
+                        "depends_on": {"type": "array", "items": {"type": "string"}},
                     },
                     ["prompt"],
                 ),
             },
-            "fail_fast": {
-                "type": "boolean",
-                "description": "After a failure start no new items (running ones finish).",
-            },
+            "fail_fast": {"type": "boolean", "description": "Start nothing new after a failure."},
         },
         ["tasks"],
     ),
     "run_skill": _obj(
         {
-            "name": {"type": "string", "description": "The skill's name from the skill index."},
-            "arguments": {
-                "type": "string",
-                "description": "For an inline skill: added to its instructions. For a "
-                "[subagent] skill: the whole task the sub-agent gets.",
-            },
-            "file": {
-                "type": "string",
-                "description": "Optional: read one of the skill's files instead "
-                "(references/… or scripts/…, as listed when the skill is loaded).",
-            },
+            "name": {"type": "string"},
+            "arguments": {"type": "string", "description": "A [subagent] skill's whole task."},
+            "file": {"type": "string", "description": "Read one of its listed files instead."},
         },
         ["name"],
     ),
 }
 
 DESCRIPTIONS = {
-    "task": "Delegate one self-contained task to an isolated sub-agent that may change files. "
-    "It starts with an empty context (only your prompt), works with its own tools and "
-    "returns the host's verdict on its completion report, its final answer and the host's "
-    "receipts of what it ran, read and wrote. Give write_paths to bind its writes. A "
-    "sub-agent costs a whole extra run; do small things yourself.",
-    "read_only_task": "Delegate one read-only question (search, read, summarise) to an "
-    "isolated sub-agent that cannot change anything; returns its answer and the host's "
-    "receipts. Its reads never enter your context, only the answer does.",
-    "parallel_tasks": "Run 2-64 independent read-only questions as concurrent isolated "
-    "sub-agents and return every answer. Several read calls in one response are cheaper "
-    "when you need the file contents yourself.",
-    "fleet": "Run 2-64 sub-agent tasks as a small dependency graph: an item starts when the "
-    "items in its depends_on have completed, unordered items run concurrently, a failed or "
-    "skipped item skips everything downstream. Items that may run at the same time need "
-    "disjoint write_paths. Results are not passed between items.",
-    "run_skill": "Use a skill from the skill index: an inline skill returns its instructions "
-    "(and the list of its files) for you to follow; a [subagent] skill runs an isolated "
-    "sub-agent on `arguments` and returns its verdict, answer and receipts.",
+    "task": "Delegate one self-contained task to an isolated sub-agent that may change files "
+    "(it sees only your prompt). Returns the host's verdict on its completion report, its "
+    "answer and the host's receipts of what it ran, read and wrote. Costs a whole extra run.",
+    "read_only_task": "Delegate one read-only question to an isolated sub-agent; only its "
+    "answer and the host's receipts come back.",
+    "parallel_tasks": "Run 2-64 independent read-only questions as concurrent sub-agents.",
+    "fleet": "Run 2-64 sub-agent tasks as a dependency graph: an item starts once its "
+    "depends_on items complete; a failed item skips its downstream; items that may run at "
+    "the same time need disjoint write_paths; results are not passed on.",
+    "run_skill": "Use a skill from the skill index: inline ones return their instructions "
+    "and file list; [subagent] ones run a sub-agent on `arguments`.",
 }
 
 
