@@ -232,3 +232,26 @@ def test_a_profile_command_runs_the_child_and_keeps_the_exchange(ws: Path) -> No
     finally:
         rt2.close()  # type: ignore[attr-defined]
     assert bad.error and "needs a task" in bad.text
+
+
+def test_a_childs_question_reaches_the_parents_human(ws: Path) -> None:
+    from reasonix.agent.events import ApprovalRequested
+    from reasonix.cancel import Cancel
+    from reasonix.permission import ApprovalChoice
+
+    script = [calls(call("task", prompt="write it", write_paths=["src"])),
+              calls(call("write_file", path="src/ok.py", content="ok\n")),
+              Turn.text_only("wrote"), Turn.text_only("done")]  # fmt: skip
+    asked: list[str] = []
+    with FakeServer("openai", script) as srv:
+        project(ws, {"p": srv.url})
+        rt = build_runtime(RuntimeOptions(workspace=ws, interactive=True))  # ask mode
+        try:
+            for event in rt.runner.run("go", Cancel()):
+                if isinstance(event, ApprovalRequested):
+                    asked.append(str(event.request.tool_name))
+                    event.answer(ApprovalChoice.ONCE)
+        finally:
+            rt.close()
+    assert asked == ["task", "write_file"]  # the parent's call, then the child's write
+    assert (ws / "src" / "ok.py").read_text() == "ok\n"

@@ -272,9 +272,14 @@ class _Entry:
         return ToolResult("\n".join(out))
 
     def reads_only(self, args: dict[str, Any]) -> bool:
-        """run_skill only reads when it loads an inline skill or one of its files."""
+        """run_skill only reads when it loads an inline skill or a file, or runs a
+        read-only profile (gated like ``read_only_task``)."""
         skill = self.skills.get(str(args.get("name") or ""))
-        return skill is not None and (skill.run_as != "subagent" or bool(args.get("file")))
+        if skill is None:
+            return False
+        if skill.run_as != "subagent" or args.get("file"):
+            return True
+        return profile_from_skill(skill).read_only
 
 
 def delegation_tools(prim: TaskTool | None, skills: SkillSet, names: list[str]) -> list[Any]:
