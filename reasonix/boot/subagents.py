@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from reasonix.agent.execute import EventApprover
 from reasonix.agent.ports import ChildFactory, ChildRuntime
-from reasonix.agent.session import Session
+from reasonix.agent.session import Session, read_records
 from reasonix.agent.subagent.request import ChildRequest
 from reasonix.agent.subagent.scheduler import Scheduler
 from reasonix.agent.subagent.scope import DELEGATION_TOOLS, READ_ONLY_DELEGATION, narrow
@@ -213,13 +213,24 @@ def _child_session(req: ChildRequest, workspace: Path, meta: dict[str, Any]) -> 
         root = Path(tempfile.mkdtemp(prefix="reasonix-subagent-"))
         return Session.create(workspace, meta, root=root)
     root = sessions_dir(workspace) / "subagents"
+    prior = req.continue_from or req.fork_from
+    if not prior:
+        return Session.create(workspace, meta, root=root)
+    name = Path(prior).name.removesuffix(".jsonl")
+    path = root / f"{name}.jsonl"
+    if not path.is_file():
+        raise SessionError(f"no sub-agent transcript {prior!r} under {root}")
     if req.continue_from:
-        name = Path(req.continue_from).name.removesuffix(".jsonl")
-        path = root / f"{name}.jsonl"
-        if not path.is_file():
-            raise SessionError(f"no sub-agent transcript {req.continue_from!r} to continue")
         return Session.open(path)
-    return Session.create(workspace, meta, root=root)
+    records = read_records(path)  # fork: a copy continues, the source stays as it was
+    old = next((r for r in records if r.get("type") == "meta"), {})
+    keep = {k: v for k, v in old.items() if k not in ("type", "id", "version", "created")}
+    copy = Session.create(workspace, {**keep, "forked_from": name}, root=root)
+    for rec in records:
+        if rec.get("type") != "meta":
+            copy.append(rec)
+    copy.sync()
+    return copy
 
 
 def build_child_runtime(options: RuntimeOptions) -> Runtime:

@@ -76,7 +76,7 @@ def test_the_spec_has_no_dependency_field() -> None:
     assert _fields(ProfileExecSpec) == {"profile", "task", "grant", "context", "entry"}
     assert _fields(TaskSpec) == {"prompt", "model", "effort", "max_steps", "label"}
     assert _fields(CapabilityGrant) == {"read_only", "write_paths"}
-    assert _fields(ContextRequest) == {"ephemeral", "continue_from"}
+    assert _fields(ContextRequest) == {"ephemeral", "continue_from", "fork_from"}
     for cls in (ProfileExecSpec, TaskSpec, CapabilityGrant, ContextRequest):
         assert not {"depends_on", "dependencies", "after"} & _fields(cls)
 

@@ -13,7 +13,17 @@ from pathlib import Path
 
 import pytest
 from fakes import FakeServer, Turn
-from subagent_kit import call, calls, children, first_user, project, run, system, tool_names
+from subagent_kit import (
+    call,
+    calls,
+    children,
+    first_user,
+    project,
+    run,
+    sidecar,
+    system,
+    tool_names,
+)
 from subagent_kit import tool_results as results
 
 from reasonix.agent.memory.catalog import Memory
@@ -136,6 +146,34 @@ def test_read_only_children_have_no_writers_and_can_continue(ws: Path) -> None:
     assert not any("QQQ" in c for c in contents)  # none of the parent's turns
     assert len(children(ws)) == 1  # continued in place
     assert sum(1 for r in read_records(children(ws)[0]) if r.get("type") == "meta") == 1
+    assert sidecar(children(ws)[0])["capsule"]["resumed"] == f"continue:{first_id}"
+
+
+def test_fork_from_continues_a_copy_and_leaves_the_source(ws: Path) -> None:
+    script = [calls(call("read_only_task", prompt="first look")), Turn.text_only("seen A"),
+              Turn.text_only("ok")]  # fmt: skip
+    with FakeServer("openai", script) as srv:
+        project(ws, {"p": srv.url})
+        rt = _rt(ws)
+        try:
+            run(rt, "one")
+            source = children(ws)[0]
+            before = source.read_bytes()
+            srv.add(
+                calls(call("read_only_task", prompt="look again", fork_from=source.stem)),
+                Turn.text_only("seen B"),
+                calls(call("read_only_task", prompt="x", fork_from="a", continue_from="b")),
+                Turn.text_only("done"),
+            )
+            run(rt, "two")
+        finally:
+            rt.close()  # type: ignore[attr-defined]
+    forked = [p for p in children(ws) if p != source]
+    assert source.read_bytes() == before and len(forked) == 1
+    contents = [m["content"] for m in srv.requests[4].json["messages"]]
+    assert "first look" in contents[1] and contents[2] == "seen A" and "look again" in contents[3]
+    assert sidecar(forked[0])["capsule"]["resumed"] == f"fork:{source.stem}"
+    assert "not both" in results(srv.requests[6])[-1]
 
 
 def test_ablate_subagent_removes_the_task_tools_but_profiles_still_delegate(ws: Path) -> None:

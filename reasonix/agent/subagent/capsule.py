@@ -46,7 +46,7 @@ class ContextCapsule:
     task_hash: str
     parent_session: str = ""
     parent_call: str = ""
-    resumed: str = ""  # continue_from transcript id, if any
+    resumed: str = ""  # "continue:<id>" | "fork:<id>" | "" (a fresh transcript)
     inherited: dict[str, bool] = field(default_factory=lambda: dict.fromkeys(INHERITED, False))
 
     @property

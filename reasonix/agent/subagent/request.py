@@ -36,6 +36,7 @@ class ChildRequest:
     parent_call: str
     ephemeral: bool  # the transcript is not kept
     continue_from: str  # a prior child transcript id to continue ("" = fresh)
+    fork_from: str  # a prior child transcript id to copy, then continue the copy
     interactive: bool  # approvals reach a human through the parent
     profile: str  # the profile name ("" = the default prompt), for the transcript's meta
     shared: Any  # the tree's :class:`~.spawn.SessionDelegation`

@@ -65,6 +65,13 @@ class ModelChoice:
         return model, effort
 
 
+def _resumed(request: ChildRequest) -> str:
+    """The capsule's reference to a prior transcript ("" for a fresh one)."""
+    if request.continue_from:
+        return f"continue:{request.continue_from}"
+    return f"fork:{request.fork_from}" if request.fork_from else ""
+
+
 def _first(*values: str) -> str:
     return next((v for v in values if v), "")
 
@@ -248,6 +255,8 @@ class TaskTool:
                 f"refused: agent.max_subagent_depth is {max_depth} and this agent is at depth "
                 f"{self.depth}, so it cannot start another sub-agent; do the work yourself"
             )
+        if spec.context.continue_from and spec.context.fork_from:
+            raise ToolError("give continue_from or fork_from, not both")
         if not spec.task.prompt.strip():
             raise ToolError("the task prompt is empty: describe the task for the sub-agent")
         read_only = spec.read_only or self.read_only
@@ -271,6 +280,7 @@ class TaskTool:
                 depth=self.depth + 1, lineage=(*self.lineage, ident),
                 parent_session=self.session_id(), parent_call=call_id,
                 ephemeral=spec.context.ephemeral, continue_from=spec.context.continue_from,
+                fork_from=spec.context.fork_from,
                 interactive=self.ask is not None, profile=profile.name if profile else "",
                 shared=self.shared,
             )  # fmt: skip
@@ -371,7 +381,7 @@ class TaskTool:
             task_hash=digest(spec.task.prompt.strip()),
             parent_session=request.parent_session,
             parent_call=request.parent_call,
-            resumed=request.continue_from,
+            resumed=_resumed(request),
         )
 
     def _receipts(

@@ -70,12 +70,14 @@ class ContextRequest:
     """What the child starts from besides its task, and whether its transcript stays.
 
     ``ephemeral``: the transcript is not kept (``reasonix subagent try``).
-    ``continue_from``: a prior child transcript id to continue in place — the
-    only way an earlier conversation reaches a child (SUB-18).
+    ``continue_from``: a prior child transcript id to continue in place;
+    ``fork_from``: one to copy and continue, leaving the source untouched. They
+    are the only ways an earlier conversation reaches a child (SUB-18).
     """
 
     ephemeral: bool = False
     continue_from: str = ""
+    fork_from: str = ""
 
 
 @dataclass(frozen=True)

@@ -40,6 +40,7 @@ _WRITE_PATHS = {
     "description": "Paths it may change, all else refused (omitted: the whole workspace).",
 }
 _CONTINUE = {"type": "string", "description": "A transcript id from earlier receipts."}
+_FORK = {"type": "string", "description": "Like continue_from, on a copy."}
 
 
 def _obj(props: dict[str, Any], required: list[str]) -> dict[str, Any]:
@@ -55,11 +56,13 @@ SCHEMAS: dict[str, dict[str, Any]] = {
             "write_paths": _WRITE_PATHS,
             "max_steps": _STEPS,
             "continue_from": _CONTINUE,
+            "fork_from": _FORK,
         },
         ["prompt"],
     ),
     "read_only_task": _obj(
-        {**_ITEM_PROPS, "max_steps": _STEPS, "continue_from": _CONTINUE}, ["prompt"]
+        {**_ITEM_PROPS, "max_steps": _STEPS, "continue_from": _CONTINUE, "fork_from": _FORK},
+        ["prompt"],
     ),
     "parallel_tasks": _obj(
         {
@@ -152,7 +155,9 @@ def compile_spec(
         read_only=read_only or bool(args.get("read_only")),
         write_paths=tuple(str(p) for p in paths) if paths is not None else None,
     )
-    context = ContextRequest(ephemeral, str(args.get("continue_from") or ""))
+    context = ContextRequest(
+        ephemeral, str(args.get("continue_from") or ""), str(args.get("fork_from") or "")
+    )
     return ProfileExecSpec(_profile(skills, args.get("profile")), task, grant, context, entry)
 
 
