@@ -363,7 +363,8 @@ def run_profile_command(rt: Runtime, name: str, task: str, cancel: Cancel) -> st
         profile, TaskSpec(task.strip()), CapabilityGrant(read_only=profile.read_only),
         ContextRequest(), "command",
     )  # fmt: skip
-    outcome = wiring.prim.run_profile_spec(spec, cancel=cancel, hooks=rt.hooks)
+    # outside a turn nobody can answer the child's questions: they fail closed
+    outcome = wiring.prim.run_profile_spec(spec, cancel=cancel, hooks=rt.hooks, ask=False)
     text = str(outcome.text)
     # the parent keeps the task and the child's result, not its working context
     for message in (Message(Role.USER, f"/{name} {task.strip()}"), Message(Role.ASSISTANT, text)):

@@ -243,11 +243,14 @@ class TaskTool:
         cancel: Cancel,
         call_id: str = "",
         hooks: Any = None,
+        ask: bool = True,
     ) -> ChildOutcome:
         """Run one child for ``spec`` and return its adjudicated outcome.
 
-        Raises ToolError when the spawn itself is refused (depth, a bad claim,
-        an unknown model): the tools turn that into an error result.
+        ``ask`` False: nobody is there to answer the child's approval questions
+        (a slash command outside a turn), so they fail closed. Raises ToolError
+        when the spawn itself is refused (depth, a bad claim, an unknown model):
+        the tools turn that into an error result.
         """
         max_depth = self.shared.max_depth
         if self.depth + 1 > max_depth:
@@ -281,7 +284,8 @@ class TaskTool:
                 parent_session=self.session_id(), parent_call=call_id,
                 ephemeral=spec.context.ephemeral, continue_from=spec.context.continue_from,
                 fork_from=spec.context.fork_from,
-                interactive=self.ask is not None, profile=profile.name if profile else "",
+                interactive=ask and self.ask is not None,
+                profile=profile.name if profile else "",
                 shared=self.shared,
             )  # fmt: skip
             try:
@@ -295,15 +299,16 @@ class TaskTool:
         self.shared.record(outcome)
         return outcome
 
+    @staticmethod
     def _run_turn(
-        self, child: ChildRuntime, text: str, ledger: Ledger, cancel: Cancel
+        child: ChildRuntime, text: str, ledger: Ledger, cancel: Cancel, ask: Ask | None
     ) -> tuple[str, str, str]:
         """One turn of the child: (final text, end reason, error message)."""
         prose, reason, error = "", "", ""
         for event in child.runner.run(text, cancel):
             ledger.observe(event)
             if isinstance(event, ApprovalRequested):
-                event.answer(self.ask(event.request) if self.ask is not None else None)
+                event.answer(ask(event.request) if ask is not None else None)
             elif isinstance(event, Done):
                 prose, reason = event.result, event.reason
             elif isinstance(event, Error):
@@ -322,14 +327,16 @@ class TaskTool:
     ) -> ChildOutcome:
         ledger = Ledger(self.workspace)
         started = time.time()
-        prose, reason, error = self._run_turn(child, turn, ledger, cancel.child())
+        asker = self.ask if request.interactive else None
+        prose, reason, error = self._run_turn(child, turn, ledger, cancel.child(), asker)
         for attempt in (False, True):  # SubagentStop may send the child back once
             if hooks is None or not hooks.has("SubagentStop") or cancel.cancelled:
                 break
             got = hooks.run("SubagentStop", self._stop_fields(child, spec, attempt))
             if not got.blocked or attempt or error:
                 break
-            more = self._run_turn(child, f"[SubagentStop hook] {got.reason}", ledger, cancel)
+            again = f"[SubagentStop hook] {got.reason}"
+            more = self._run_turn(child, again, ledger, cancel, asker)
             prose, reason, error = more[0] or prose, more[1], more[2]
         ended = time.time()
         writer = request.writer
