@@ -33,6 +33,7 @@ from reasonix.agent.memory.recall import Recaller
 from reasonix.agent.memory.wiring import controller_tools, memory_extra, tool_result_capability
 from reasonix.agent.prompt import system_prompt
 from reasonix.agent.session import Session
+from reasonix.agent.subagent.skills import skill_index
 from reasonix.agent.window import ContextWindow
 from reasonix.config.model import Config, ResolvedModel
 from reasonix.errors import ReasonixError, UsageError
@@ -62,7 +63,7 @@ from .parts import (
 from .permissions import build_gate, escape_gate, tool_context
 from .plugins import start_plugins
 from .sessions import open_session
-from .subagents import attach_delegation, build_child_runtime, load_skills, with_skill_index
+from .subagents import attach_delegation, build_child_runtime, load_skills
 
 __all__ = ["Runtime", "build_runtime"]
 
@@ -95,6 +96,7 @@ class Runtime:
         ablate: list[str],
         notices: list[str],
         window: ContextWindow | None = None,
+        skill_index: str = "",
         holder: HostHolder | None = None,
         planner: PlannerParts | None = None,
     ) -> None:
@@ -102,6 +104,7 @@ class Runtime:
         self.workspace, self.provider, self.registry = workspace, provider, registry
         self.gate, self.tool_ctx, self.approver = gate, tool_ctx, approver
         self.meta, self.instructions, self.recaller = meta, instructions, recaller
+        self.skill_index = skill_index  # rides in the first user turn after the instructions
         self._current = current
         self.ablate, self.notices = ablate, notices
         self.price: dict[str, Any] | None = price_for_model(resolved)
@@ -215,7 +218,7 @@ class Runtime:
             max_steps=cfg.agent.max_steps,
             temperature=cfg.agent.temperature,
             effort=cfg.agent.effort,
-            instructions=self.instructions,
+            instructions="\n\n".join(p for p in (self.instructions, self.skill_index) if p),
             context=context,
             budget=budget_for(resolved, self.window),
             recall=self.recaller.recall_suffix if self.recaller is not None else None,
@@ -442,12 +445,12 @@ def build_runtime(options: RuntimeOptions) -> Runtime:
             cfg, options, registry, ctx, ablate=ablate, skills=skills,
             telemetry=lambda: built[0].telemetry, mcp=mcp,
         )  # fmt: skip
-        instructions = with_skill_index(instructions, skills)
         runtime = Runtime(
             options=options, config=cfg, resolved=resolved, workspace=workspace,
             provider=provider, registry=registry, gate=gate, tool_ctx=ctx, approver=approver,
             meta=meta, instructions=instructions, recaller=Recaller(memory), current=current,
             ablate=ablate, notices=notices, window=window, holder=holder,
+            skill_index=skill_index(skills.skills),
             planner=planner,
         )  # fmt: skip
     except BaseException:

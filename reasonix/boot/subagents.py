@@ -32,7 +32,7 @@ from reasonix.agent.session import Session, read_records
 from reasonix.agent.subagent.request import ChildRequest
 from reasonix.agent.subagent.scheduler import Scheduler
 from reasonix.agent.subagent.scope import DELEGATION_TOOLS, READ_ONLY_DELEGATION, narrow
-from reasonix.agent.subagent.skills import SkillSet, discover, skill_index
+from reasonix.agent.subagent.skills import SkillSet, discover
 from reasonix.agent.subagent.spawn import ModelChoice, SessionDelegation, TaskTool
 from reasonix.agent.subagent.spec import SchedulerPolicy
 from reasonix.agent.telemetry import Telemetry
@@ -58,7 +58,6 @@ __all__ = [
     "load_skills",
     "profile_commands",
     "run_profile_command",
-    "with_skill_index",
 ]
 
 
@@ -68,12 +67,6 @@ def load_skills(workspace: Path) -> SkillSet:
     from reasonix.config.paths import home_dir
 
     return discover(workspace, home_dir(), Path.home(), builtin_skills())
-
-
-def with_skill_index(instructions: str, skills: SkillSet) -> str:
-    """The first-turn block with the compact skill index after the instruction files."""
-    index = skill_index(skills.skills)
-    return "\n\n".join(part for part in (instructions, index) if part)
 
 
 def _policy(cfg: Config) -> SchedulerPolicy:

@@ -293,3 +293,19 @@ def test_a_childs_question_reaches_the_parents_human(ws: Path) -> None:
             rt.close()
     assert asked == ["task", "write_file"]  # the parent's call, then the child's write
     assert (ws / "src" / "ok.py").read_text() == "ok\n"
+
+
+def test_the_skill_index_is_not_mistaken_for_changed_instruction_files(ws: Path) -> None:
+    from reasonix.agent.events import Notice
+
+    (ws / "REASONIX.md").write_text("use tabs\n")
+    with FakeServer("openai", [Turn.text_only("one"), Turn.text_only("two")]) as srv:
+        project(ws, {"p": srv.url})
+        rt = _rt(ws)
+        try:
+            notes = [e for t in ("a", "b") for e in run(rt, t) if isinstance(e, Notice)]
+        finally:
+            rt.close()  # type: ignore[attr-defined]
+        first = first_user(srv.requests[0])
+    assert first.index("use tabs") < first.index("<skills>") < first.index("\n\na")
+    assert not any("instruction files changed" in n.text for n in notes)
