@@ -30,8 +30,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 # Commands of DESIGN.md §4 that later issues implement: name -> (help, area).
-PLACEHOLDERS: dict[str, tuple[str, str]] = {
-}
+PLACEHOLDERS: dict[str, tuple[str, str]] = {}
 
 _CHAT_MODULE = "reasonix.cli.tui"  # the curses view; line mode (chat_cmd) where it cannot run
 _RUN_MODULE = "reasonix.cli.run_cmd"
