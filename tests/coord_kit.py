@@ -95,5 +95,7 @@ def assert_extensions(seq: list[dict[str, Any]]) -> None:
 
 
 def users(body: dict[str, Any]) -> list[str]:
-    """The user messages of one body."""
-    return [str(m.get("content")) for m in body["messages"] if m["role"] == "user"]
+    """The user messages of one body (without the host's skill index, which leads the
+    executor's first turn: docs/SUBAGENT_PROFILES.md)."""
+    texts = [str(m.get("content")) for m in body["messages"] if m["role"] == "user"]
+    return [t.split("</skills>\n\n", 1)[-1] if t.startswith("<skills>") else t for t in texts]

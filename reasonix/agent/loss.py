@@ -51,6 +51,7 @@ def _rx() -> dict[str, re.Pattern[str]]:
         "constraint": re.compile(_CONSTRAINT_WORDS, re.I),
         "sentence": re.compile(r"[^.!?。！？\n]+[.!?。！？]?"),
         "word": re.compile(r"[\w\u4e00-\u9fff]{3,}|[\u4e00-\u9fff]{2,}"),
+        "skills": re.compile(r"<skills>\n.*?\n</skills>", re.S),
     }
 
 
@@ -114,6 +115,8 @@ def extract(messages: Iterable[Message]) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {k: [] for k in KINDS}
     for m in messages:
         text = m.content or ""
+        if m.role is Role.USER and "<skills>" in text:  # the host's skill index, not the user's
+            text = rx["skills"].sub(" ", text)
         for call in m.tool_calls:
             args = _tool_args(call.arguments)
             if call.name == "bash" and isinstance(args.get("command"), str):

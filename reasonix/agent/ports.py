@@ -3,17 +3,26 @@
 The agent layer may import the permission layer and its own context
 manager, but the loop only needs these small surfaces; tests pass simple
 objects that satisfy them.
+
+:class:`ChildFactory` is the port through which the sub-agent spawn primitive
+(``agent/subagent/spawn.py``) gets a fresh runtime: boot implements it by
+calling ``build_runtime(RuntimeOptions(child=request))``, so a child is "a
+runtime with these options" while the import arrows keep pointing down.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from reasonix.cancel import Cancel
 from reasonix.provider.types import Message
 
-__all__ = ["ContextLike", "GateLike"]
+if TYPE_CHECKING:
+    from .events import Runner
+    from .subagent.request import ChildRequest
+
+__all__ = ["ChildFactory", "ChildRuntime", "ContextLike", "GateLike"]
 
 
 class GateLike(Protocol):
@@ -64,4 +73,35 @@ class ContextLike(Protocol):
 
     def compact(self, cancel: Cancel, *, force: bool = True) -> Any:
         """Manual maintenance (``--compact``); returns what it did."""
+        ...
+
+
+class ChildRuntime(Protocol):
+    """What the spawn primitive uses of a child runtime (a ``reasonix.boot.Runtime``)."""
+
+    @property
+    def runner(self) -> Runner:
+        """The child's Runner; the primitive consumes its events."""
+        ...
+
+    session: Any  # .id, .path of the child's transcript
+    registry: Any  # the child's tool Registry (names, schemas)
+    resolved: Any  # .ref of the model the child runs
+    narrowed: list[str]  # what narrowing removed ("tool: why")
+
+    @property
+    def telemetry(self) -> Any:
+        """The child's own request usage and counters."""
+        ...
+
+    def close(self) -> None:
+        """Release the child's session (and remove an ephemeral transcript)."""
+        ...
+
+
+class ChildFactory(Protocol):
+    """Builds a child runtime for a resolved request (implemented in boot)."""
+
+    def __call__(self, request: ChildRequest) -> ChildRuntime:
+        """A ready child; raises ConfigError/SessionError like ``build_runtime``."""
         ...

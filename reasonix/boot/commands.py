@@ -405,6 +405,15 @@ class RuntimeCommandHost:
             text += f"; the server is {self.rt.mcp.reconnect(name)}"
         return text
 
+    # -- sub-agent profiles ------------------------------------------------------------
+    def run_profile(self, name: str, task: str) -> str:
+        """``/<profile> task`` (CMD-9): run the profile as a sub-agent; its result is shown
+        and kept in the conversation (the task and the adjudicated result)."""
+        from .subagents import run_profile_command
+
+        with self._cancel() as cancel:
+            return run_profile_command(self.rt, name, task, cancel)
+
 
 def _open_browser(url: str) -> None:
     """The system browser, on a thread: some block until they exit, and the redirect
@@ -423,6 +432,9 @@ def build_commands(rt: Runtime, *, notify: Callable[[str], None] | None = None) 
     """The slash commands of ``rt``: built-ins, MCP prompts and the custom command files."""
     from reasonix.config.paths import home_dir
 
+    from .subagents import profile_commands
+
     host = RuntimeCommandHost(rt, notify=notify)
     dirs = command_dirs(rt.workspace, home_dir(), Path.home())
-    return CommandRegistry(host, custom_dirs=dirs)
+    profiles = profile_commands(rt, host.run_profile)
+    return CommandRegistry(host, custom_dirs=dirs, sources=[profiles])

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from reasonix.errors import UsageError
 
 if TYPE_CHECKING:
+    from reasonix.agent.subagent.request import ChildRequest
     from reasonix.config.model import McpServerConfig
     from reasonix.tool.ports import ToolPorts
 
@@ -66,6 +67,9 @@ class RuntimeOptions:
     provider: Any = None
     mcp_servers: list[McpServerConfig] = field(default_factory=list)
     ports: ToolPorts | None = None
+    # a sub-agent: the spawn primitive's resolved request (system prompt, tool narrowing,
+    # write claim, parent ids, depth …); None for every frontend (boot/subagents.py)
+    child: ChildRequest | None = None
 
     def mode(self) -> str | None:
         """The permission posture the flags ask for (None: the configured one)."""

@@ -35,6 +35,7 @@ __all__ = [
 ]  # fmt: skip
 
 SUBAGENT_TOOLS = ("task", "read_only_task", "fleet", "parallel_tasks")  # SUB-28
+HOST_TOOLS = (*SUBAGENT_TOOLS, "run_skill", "complete_subtask")  # added by boot/subagents.py
 
 
 def build_provider(resolved: ResolvedModel) -> Any:
@@ -77,7 +78,11 @@ def build_registry(cfg: Config, ablate: list[str]) -> Registry:
     builtin.load_all()
     # The memory tools are nameable in [tools].enabled too; they are added by the runtime.
     host = ("exit_plan_mode", "update_goal")  # added by the runtime (boot/coordination.py)
-    names = [n for n in cfg.tools.enabled if n not in MEMORY_TOOL_NAMES and n not in host]
+    names = [
+        n
+        for n in cfg.tools.enabled
+        if n not in MEMORY_TOOL_NAMES and n not in host and n not in HOST_TOOLS
+    ]
     with naming_file(cfg, "tools.enabled"):
         reg = Registry() if cfg.tools.enabled and not names else Registry.from_builtins(names)
     if "subagent" in ablate or "all" in ablate:

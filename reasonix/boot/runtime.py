@@ -33,6 +33,7 @@ from reasonix.agent.memory.recall import Recaller
 from reasonix.agent.memory.wiring import controller_tools, memory_extra, tool_result_capability
 from reasonix.agent.prompt import system_prompt
 from reasonix.agent.session import Session
+from reasonix.agent.subagent.skills import skill_index
 from reasonix.agent.window import ContextWindow
 from reasonix.config.model import Config, ResolvedModel
 from reasonix.errors import ReasonixError, UsageError
@@ -62,6 +63,7 @@ from .parts import (
 from .permissions import build_gate, escape_gate, tool_context
 from .plugins import start_plugins
 from .sessions import open_session
+from .subagents import attach_delegation, build_child_runtime, load_skills
 
 __all__ = ["Runtime", "build_runtime"]
 
@@ -89,11 +91,12 @@ class Runtime:
         approver: EventApprover,
         meta: dict[str, Any],
         instructions: str,
-        recaller: Recaller,
+        recaller: Recaller | None,
         current: list[Session],
         ablate: list[str],
         notices: list[str],
         window: ContextWindow | None = None,
+        skill_index: str = "",
         holder: HostHolder | None = None,
         planner: PlannerParts | None = None,
     ) -> None:
@@ -101,6 +104,7 @@ class Runtime:
         self.workspace, self.provider, self.registry = workspace, provider, registry
         self.gate, self.tool_ctx, self.approver = gate, tool_ctx, approver
         self.meta, self.instructions, self.recaller = meta, instructions, recaller
+        self.skill_index = skill_index  # rides in the first user turn after the instructions
         self._current = current
         self.ablate, self.notices = ablate, notices
         self.price: dict[str, Any] | None = price_for_model(resolved)
@@ -110,7 +114,8 @@ class Runtime:
             resolved.provider.context_window_for(resolved.model)
         )
         self.mcp: Any = None  # the McpManager when MCP servers are configured
-        self.checkpoints = checkpoints_for(workspace)
+        child = options.child is not None  # a sub-agent: no checkpoints, no prompt hooks
+        self.checkpoints = None if child else checkpoints_for(workspace)
         if self.checkpoints is not None:
             tool_ctx.extra["checkpoints"] = TurnRecorder(self.checkpoints)
         self.hooks = hooks_for(config, workspace, tool_ctx, self._hook_fields)
@@ -123,6 +128,8 @@ class Runtime:
         self._config_stamp: tuple[float, ...] | None = None
         self._seen_instructions = instructions
         self._mcp_names = {s.name for s in config.mcp_servers if s.enabled}
+        self.delegation: Any = None  # boot.subagents.Wiring: the spawn primitive and skills
+        self.narrowed: list[str] = []  # a sub-agent's removed tools ("tool: why")
         self.session: Session = current[0]
         self.planner = planner  # the dedicated planner's parts (None: one model)
         self._holder = holder or HostHolder()
@@ -211,11 +218,11 @@ class Runtime:
             max_steps=cfg.agent.max_steps,
             temperature=cfg.agent.temperature,
             effort=cfg.agent.effort,
-            instructions=self.instructions,
+            instructions="\n\n".join(p for p in (self.instructions, self.skill_index) if p),
             context=context,
             budget=budget_for(resolved, self.window),
-            recall=self.recaller.recall_suffix,
-            hooks=self.hooks,
+            recall=self.recaller.recall_suffix if self.recaller is not None else None,
+            hooks=self.hooks if self.options.child is None else None,  # SubagentStop instead
         )
         agent.turn_notices = self.drift
         return agent
@@ -226,7 +233,8 @@ class Runtime:
             agent=self.agent, session=self.session, workspace=self.workspace, cfg=self.config,
             gate=self.gate, approver=self.approver, interactive=self.interactive,
             tool_ctx=self.agent.tool_ctx, instructions=self.instructions, planner=self.planner,
-            price=self.price, first=first, routing=self.options.provider is None,
+            price=self.price, first=first,
+            routing=self.options.provider is None and self.options.child is None,
         )  # fmt: skip
         self._holder.host = host
         return host
@@ -385,6 +393,8 @@ def build_runtime(options: RuntimeOptions) -> Runtime:
     from reasonix import config as config_mod
     from reasonix.config import paths
 
+    if options.child is not None:  # a sub-agent (the spawn primitive's request)
+        return build_child_runtime(options)
     workspace = options.resolved_workspace()
     ablate = options.arms()
     options.check_routing()
@@ -406,6 +416,7 @@ def build_runtime(options: RuntimeOptions) -> Runtime:
     meta = {"system": system_prompt(workspace, add_dirs), "model": resolved.ref}
     session, resumed = open_session(options, workspace, meta)
     current = [session]  # the session the memory tools and the pager read
+    built: list[Runtime] = []  # the runtime, once built (the delegation counters add up there)
     mcp: Any = None
     notices: list[str] = [*cfg.warnings, *session.notices]
     if options.provider is None:  # an injected provider (replay) sends nothing anywhere
@@ -432,11 +443,18 @@ def build_runtime(options: RuntimeOptions) -> Runtime:
         planner = None
         if planned is not None:
             planner = planner_parts(cfg, planned, registry, gate, mcp, workspace, add_dirs)
+        skills = load_skills(workspace)
+        notices += skills.notices
+        wiring = attach_delegation(
+            cfg, options, registry, ctx, ablate=ablate, skills=skills,
+            telemetry=lambda: built[0].telemetry, mcp=mcp,
+        )  # fmt: skip
         runtime = Runtime(
             options=options, config=cfg, resolved=resolved, workspace=workspace,
             provider=provider, registry=registry, gate=gate, tool_ctx=ctx, approver=approver,
             meta=meta, instructions=instructions, recaller=Recaller(memory), current=current,
             ablate=ablate, notices=notices, window=window, holder=holder,
+            skill_index=skill_index(skills.skills),
             planner=planner,
         )  # fmt: skip
     except BaseException:
@@ -453,6 +471,9 @@ def build_runtime(options: RuntimeOptions) -> Runtime:
         tokens = int(ctx.estimate()) if ctx is not None else 0
         if tokens:
             runtime.cache_breaks.append(forecast("model", tokens, runtime.price))
+    built.append(runtime)
+    wiring.bind(runtime)
+    runtime.delegation = wiring
     if mcp is not None:
         runtime.mcp = mcp
         runtime.closers.append(mcp.close)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
 from reasonix.tool import Registry
 from reasonix.tool.builtin import load_all
@@ -26,6 +27,8 @@ def main(argv: list[str] | None = None) -> int:
     docs = Path(args.docs)
     load_all()
     registry = Registry.from_builtins()
+    for tool in _host_tools():
+        registry.add(tool)
     if args.check:
         stale = drifted(registry, docs)
         for name in stale:
@@ -36,6 +39,14 @@ def main(argv: list[str] | None = None) -> int:
         (docs / name).write_text(render_contract(registry, lang), encoding="utf-8")
     sys.stdout.write(f"wrote {len(CONTRACT_FILES)} files for {len(registry)} tools in {docs}\n")
     return 0
+
+
+def _host_tools() -> list[Any]:
+    """The sub-agent tools every runtime adds next to the built-ins (same schemas)."""
+    from reasonix.agent.subagent.completion import complete_subtask_tool
+    from reasonix.agent.subagent.tools import contract_tools
+
+    return [*contract_tools(), complete_subtask_tool()]
 
 
 if __name__ == "__main__":

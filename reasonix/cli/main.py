@@ -27,12 +27,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "remote": ("reasonix.cli.remote_cmd", "Remote-SSH hosts, chat, tasks, forwards and files"),
     "serve": ("reasonix.cli.serve_cmd", "browser frontend over HTTP (see docs/SERVE.md)"),
     "acp": ("reasonix.cli.acp_cmd", "Agent Client Protocol agent on stdio (editors)"),
+    "subagent": ("reasonix.cli.subagent_cmd", "list, show, try, run and edit sub-agent profiles"),
 }
 
 # Commands of DESIGN.md §4 that later issues implement: name -> (help, area).
-PLACEHOLDERS: dict[str, tuple[str, str]] = {
-    "subagent": ("try or run a sub-agent profile", "sub-agents"),
-}
+PLACEHOLDERS: dict[str, tuple[str, str]] = {}
 
 _CHAT_MODULE = "reasonix.cli.tui"  # the curses view; line mode (chat_cmd) where it cannot run
 _RUN_MODULE = "reasonix.cli.run_cmd"

@@ -32,12 +32,22 @@ from reasonix.errors import ReasonixError
 if TYPE_CHECKING:
     from reasonix.command.custom import CommandDir
 
-__all__ = ["Command", "CommandRegistry", "command_dirs", "plain_text", "split_command"]
+__all__ = [
+    "Command",
+    "CommandRegistry",
+    "CommandSource",
+    "command_dirs",
+    "plain_text",
+    "split_command",
+]
 
 Handler = Callable[[str], CommandResult]  # the argument text -> what to do
 ArgCompleter = Callable[[str], list[Completion]]  # the argument text typed so far -> candidates
 
-KIND_ORDER = {"builtin": 0, "project": 1, "user": 2, "mcp": 3}
+KIND_ORDER = {"builtin": 0, "project": 1, "user": 2, "mcp": 3, "profile": 4}
+# More commands asked for on every refresh (``/<profile> task`` for sub-agent profiles);
+# each source may add notices. They come after the custom command files.
+CommandSource = Callable[[list[str]], list["Command"]]
 
 
 @dataclass(frozen=True)
@@ -46,7 +56,7 @@ class Command:
 
     name: str
     description: str
-    kind: str  # "builtin" | "project" | "user" | "mcp"
+    kind: str  # "builtin" | "project" | "user" | "mcp" | "profile"
     run: Handler
     argument_hint: str = ""
     source: str = ""  # the file of a custom command, the server of an MCP prompt
@@ -89,11 +99,13 @@ class CommandRegistry:
         host: CommandHost,
         builtins: Sequence[Command] | None = None,
         custom_dirs: Sequence[CommandDir] = (),
+        sources: Sequence[CommandSource] = (),
     ) -> None:
         from reasonix.command.builtins import builtin_commands
 
         self.host = host
         self.custom_dirs = list(custom_dirs)
+        self.sources = list(sources)
         self.notices: list[str] = []
         if builtins is None:
             builtins = builtin_commands(host, self._fresh_listing)
@@ -119,6 +131,12 @@ class CommandRegistry:
                 notices.append(f"{found.source}: mcp__ names are kept for MCP prompts; skipped")
             else:
                 table.setdefault(found.name, custom.as_command(found))
+        for source in self.sources:
+            for cmd in source(notices):
+                if cmd.name in table:
+                    notices.append(f"/{cmd.name} ({cmd.kind}) is shadowed by another command")
+                else:
+                    table[cmd.name] = cmd
         self._table = table
         self.notices = notices
 

@@ -50,6 +50,12 @@ SCALAR_KEYS: dict[str, dict[str, str]] = {
         "goal_token_budget": "int",
         "task_time_budget_minutes": "float",
         "goal_cost_budget": "float",
+        "max_subagent_concurrency": "int",
+        "max_parallel_writers": "int",
+        "subagent_model": "str",
+        "subagent_effort": "str",
+        "subagent_models": "dict[str]",
+        "subagent_efforts": "dict[str]",
         "keep": "any",
         "recent_keep": "any",
     },
@@ -122,6 +128,10 @@ def _validate(layer: Layer, table: str, key: str, value: Any) -> Any:
         raise bad(f"expected a port number 0-65535 (0 = pick a free one), got {value}")
     elif dotted in ("agent.max_steps", "agent.max_subagent_depth") and value < 0:
         raise bad(f"expected an integer >= 0, got {value}")
+    elif dotted in ("agent.max_subagent_concurrency", "agent.max_parallel_writers") and not (
+        1 <= value <= 32
+    ):
+        raise bad(f"expected an integer from 1 to 32, got {value}")  # SUB-5
     elif dotted == "tools.bash_timeout_seconds" and value < 0:
         # 0 is meaningful here: no tool-local cap on foreground commands (TOOL-13).
         raise bad(f"expected a number of seconds >= 0 (0 = no cap), got {value}")

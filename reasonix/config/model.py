@@ -112,6 +112,13 @@ class AgentConfig:
     goal_token_budget: int = 0
     task_time_budget_minutes: float = 0.0  # 0 or negative (legacy) = no time boundary
     goal_cost_budget: float = 0.0  # in the model price's currency
+    # sub-agents (SUB-5, SUB-6): the session scheduler and the child model/effort defaults
+    max_subagent_concurrency: int = 6
+    max_parallel_writers: int = 3
+    subagent_model: str = ""
+    subagent_effort: str = ""
+    subagent_models: dict[str, str] = field(default_factory=dict)  # per profile
+    subagent_efforts: dict[str, str] = field(default_factory=dict)
     keep: Any = None  # legacy, round-tripped but unused (CTX)
     recent_keep: Any = None
 

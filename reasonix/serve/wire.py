@@ -46,6 +46,7 @@ MAX_DIFF_LINES = 400
 _EDIT_TOOLS = ("edit_file", "multi_edit", "write_file")
 _INSTRUCTIONS = re.compile(r"\A<instructions>\n.*?\n</instructions>\n\n", re.S)
 _RECALL = re.compile(r"\n\n<memory-recall>\n.*</memory-recall>\Z", re.S)
+_SKILLS = re.compile(r"\A<skills>\n.*?\n</skills>\n\n", re.S)  # the host's skill index
 
 
 def _clip(text: str, limit: int = MAX_TOOL_TEXT) -> str:
@@ -211,8 +212,10 @@ def approval_payload(approval_id: str, request: Any, preview: str = "") -> dict[
 
 
 def display_user_text(text: str) -> str:
-    """A stored user message as the user typed it (instructions and recall removed)."""
-    return _RECALL.sub("", _INSTRUCTIONS.sub("", text, count=1), count=1)
+    """A stored user message as the user typed it (instructions, skill index and recall
+    removed)."""
+    text = _SKILLS.sub("", _INSTRUCTIONS.sub("", text, count=1), count=1)
+    return _RECALL.sub("", text, count=1)
 
 
 def history_items(records: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:

@@ -179,6 +179,11 @@ def resolve_write(ctx: ToolContext, path: str | os.PathLike[str]) -> Path:
     if scope is not None:
         return _ask_for_scope(ctx, scope, path, real)
     listed = ", ".join(str(r) for r in roots) or "(none)"
+    if ctx.extra.get("write_paths") is not None:  # a sub-agent bound to its write claim
+        raise PathDenied(
+            f"writing {os.fspath(path)!r} is not allowed: it resolves to {real}, outside this "
+            f"sub-agent's write claim ({listed}); change only paths inside the claim"
+        )
     raise PathDenied(
         f"writing {os.fspath(path)!r} is not allowed: it resolves to {real}, outside the "
         f"writable roots ({listed}). Write inside the workspace, or ask the user to add the "

@@ -53,6 +53,10 @@ def test_replay_shows_what_the_user_typed() -> None:
     recall = "fix it\n\n<memory-recall>\nSaved notes…\n- a note\n</memory-recall>"
     assert user_text(block) == "fix it" and user_text(recall) == "fix it"
     assert user_text("plain </instructions>\n\n text") == "plain </instructions>\n\n text"
+    skills = (
+        "<instructions>\nx\n</instructions>\n\n<skills>\n- explore: read-only\n</skills>\n\nfix it"
+    )
+    assert user_text(skills) == "fix it"  # the skill index is the host's, not the user's
     msgs = [
         Message(Role.USER, "q"),
         Message(Role.ASSISTANT, "", tool_calls=[ToolCall("call_0", "ls", "{}")]),

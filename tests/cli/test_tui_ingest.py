@@ -139,7 +139,8 @@ def test_a_fresh_request_offers_once_and_deny_only() -> None:
 def test_a_resumed_session_shows_what_the_user_typed() -> None:
     messages = [
         Message(Role.USER, '<instructions>\nI\n<file name="AGENTS.md">\nbe nice\n</file>\n'
-                "</instructions>\n\nfix the bug\n\n<memory-recall>\nnotes\n</memory-recall>"),
+                "</instructions>\n\n<skills>\nPlaybooks …\n- explore [subagent] — x\n</skills>"
+                "\n\nfix the bug\n\n<memory-recall>\nnotes\n</memory-recall>"),
         Message(Role.ASSISTANT, "", tool_calls=[ToolCall("c1", "edit_file", json.dumps(
             {"path": "a.py", "old_string": "x = 1", "new_string": "x = 2"}))], reasoning="hmm"),
         Message(Role.TOOL, "Edited a.py", tool_call_id="c1", name="edit_file"),

@@ -38,9 +38,10 @@ def workspace(tmp_path: Path, url: str) -> tuple[Path, dict[str, str]]:
 
 
 def user_text(request: Any) -> str:
-    return str(
+    text = str(
         next(m for m in reversed(request.json["messages"]) if m["role"] == "user")["content"]
     )
+    return text.split("</skills>\n\n", 1)[-1]  # the host's skill index leads a first turn
 
 
 def test_line_chat_commands_references_and_mcp_prompts(tmp_path: Path) -> None:

@@ -18,6 +18,11 @@ from e2e_task_env import clean_env, write_project
 from fakes import FakeServer, ToolSpec, Turn
 
 
+def _typed(first_turn: str) -> str:
+    """The user's own text of a first turn (the host's skill index leads it)."""
+    return first_turn.split("</skills>\n\n", 1)[-1]
+
+
 def _ws(tmp_path: Path, url: str) -> tuple[Path, dict[str, str]]:
     ws = tmp_path / "repo"
     write_project(ws, url)
@@ -174,7 +179,7 @@ def test_undecodable_prompt_bytes_still_run(tmp_path: Path, pyz: Path) -> None:
     assert json.loads(argv.stdout)["result"] == "two"
     sent = srv.requests[-1].json["messages"]
     assert (
-        sent[1]["content"] == "fix \ufffd\ufffd the bug\n"
+        _typed(sent[1]["content"]) == "fix \ufffd\ufffd the bug\n"
         and sent[-1]["content"] == "and \ufffd this"
     )
 
@@ -210,8 +215,8 @@ def test_bare_print_flag_reads_the_prompt_from_stdin(tmp_path: Path, pyz: Path) 
         )  # fmt: skip
     assert (piped.returncode, piped.stdout) == (0, "piped answer\n"), piped.stderr
     assert (flag.returncode, flag.stdout) == (0, "flag answer\n"), flag.stderr
-    assert srv.requests[0].json["messages"][1]["content"] == "task from a pipe\n"
-    assert srv.requests[1].json["messages"][1]["content"] == "task after flags"
+    assert _typed(srv.requests[0].json["messages"][1]["content"]) == "task from a pipe\n"
+    assert _typed(srv.requests[1].json["messages"][1]["content"]) == "task after flags"
 
 
 def test_os_errors_stay_json(tmp_path: Path, pyz: Path) -> None:

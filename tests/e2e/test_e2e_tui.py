@@ -312,9 +312,10 @@ REVIEW = (
 
 
 def _user_text(request: Any) -> str:
-    return str(
+    text = str(
         next(m for m in reversed(request.json["messages"]) if m["role"] == "user")["content"]
     )
+    return text.split("</skills>\n\n", 1)[-1]  # the host's skill index leads a first turn
 
 
 def test_commands_references_and_mcp_prompts_in_the_view(pyz: Path, tmp_path: Path) -> None:

@@ -25,6 +25,7 @@ from serve_kit import (
 )
 
 from reasonix.agent.session import Session, list_sessions, read_records
+from reasonix.serve.wire import display_user_text
 
 
 def _kinds(events: list[dict[str, Any]]) -> list[str]:
@@ -100,7 +101,8 @@ def test_second_prompt_is_refused_while_a_turn_runs(tmp_path: Path) -> None:
             stream.close()
             users = [r for r in app.manager.get(sid).records() if r.get("type") == "message"
                      and r["message"]["role"] == "user"]  # fmt: skip
-    assert [u["message"]["content"] for u in users] == ["first", "second"]
+    typed = [display_user_text(u["message"]["content"]) for u in users]  # no skill index
+    assert typed == ["first", "second"]
     assert any(e.get("text") == "second" for e in rest)
 
 
@@ -342,7 +344,7 @@ def test_slash_lines_go_to_the_command_layer(tmp_path: Path) -> None:
             assert [i["text"] for i in comp["items"]] == ["/model fake/fake-model"]
             assert c.post(f"/api/sessions/{sid}/prompt", {"text": "  "})[0] == 400
             s.close()
-    sent = [r.json["messages"][-1]["content"] for r in srv.requests]
+    sent = [display_user_text(r.json["messages"][-1]["content"]) for r in srv.requests]
     assert sent[0] == "/etc/hosts is a path"
     assert sent[1].strip() == "Say hello to the browser."
     assert "return a - b" in sent[2] and sent[2].endswith("look at @calc.py please")

@@ -120,7 +120,8 @@ def test_approval_card_shows_the_rule_it_would_save() -> None:
 def test_display_user_text_drops_instructions_and_recall() -> None:
     stored = (
         '<instructions>\nInstructions …\n<file name="AGENTS.md">\nbe nice\n</file>\n'
-        "</instructions>\n\nfix the bug\n\n<memory-recall>\nSaved notes …\n- a fact\n"
+        "</instructions>\n\n<skills>\nPlaybooks …\n- explore [subagent] — x\n</skills>\n\n"
+        "fix the bug\n\n<memory-recall>\nSaved notes …\n- a fact\n"
         "</memory-recall>"
     )
     assert display_user_text(stored) == "fix the bug"

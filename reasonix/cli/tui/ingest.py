@@ -40,6 +40,7 @@ __all__ = [
 _CHOICE_KEYS = {"ONCE": "1", "SESSION": "2", "ALWAYS": "3", "DENY": "4"}
 _INSTRUCTIONS_END = "</instructions>\n\n"
 _RECALL_START = "\n\n<memory-recall>\n"
+_SKILLS_END = "</skills>\n\n"  # the host's skill index (agent/subagent/skills.py)
 
 
 def clean(text: str) -> str:
@@ -207,9 +208,12 @@ def _web_search(state: AppState, event: Any) -> None:
 
 
 def _user_text(text: str) -> str:
-    """A stored user message as the person typed it (no instructions, no recalled notes)."""
+    """A stored user message as the person typed it (no instructions, no skill index,
+    no recalled notes)."""
     if text.startswith("<instructions>") and _INSTRUCTIONS_END in text:
         text = text.split(_INSTRUCTIONS_END, 1)[1]
+    if text.startswith("<skills>") and _SKILLS_END in text:
+        text = text.split(_SKILLS_END, 1)[1]
     return text.split(_RECALL_START, 1)[0]
 
 

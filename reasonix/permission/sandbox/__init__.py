@@ -60,6 +60,8 @@ class SandboxSettings:
     cache_roots: list[Path] | None = None
     tmp_dir: Path | None = None
     read_only: list[Path] = field(default_factory=list)
+    # False: the workspace stays read-only and only write_roots are writable (SUB-14)
+    bind_workspace: bool = True
 
 
 def tools_under_tmp(env: dict[str, str]) -> list[Path]:
@@ -157,6 +159,7 @@ def wrap_command(
             forbid_read=settings.forbid_read,
             network=settings.network,
             read_only=[*settings.read_only, *tools_under_tmp(env)],
+            bind_workspace=settings.bind_workspace,
         )
         clean["TMPDIR"] = "/tmp"
         return wrapped, clean
@@ -168,6 +171,7 @@ def wrap_command(
         network=settings.network,
         tmp_dir=tmp,
         read_only=settings.read_only,
+        bind_workspace=settings.bind_workspace,
     )
     clean["TMPDIR"] = str(tmp)
     return seatbelt_argv(argv, profile), clean

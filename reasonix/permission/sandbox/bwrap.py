@@ -63,8 +63,13 @@ def bwrap_argv(
     forbid_read: Sequence[Path],
     network: bool,
     read_only: Sequence[Path] = (),
+    bind_workspace: bool = True,
 ) -> list[str]:
-    """The full bwrap command line for ``argv`` (pure apart from ``exists`` checks)."""
+    """The full bwrap command line for ``argv`` (pure apart from ``exists`` checks).
+
+    ``bind_workspace`` False leaves the workspace read-only: only ``write_roots``
+    are writable (a sub-agent's bash rebound to its write claim, SUB-14).
+    """
     # --unshare-pid: when the command exits, everything it left running dies with
     # the namespace instead of holding the output pipe open.
     cmd = [bwrap, "--die-with-parent", "--new-session", "--unshare-pid"]
@@ -76,12 +81,20 @@ def bwrap_argv(
     # roots come after the private /tmp and the read-only re-binds come after them.
     ws = _real(workspace)
     seen: set[str] = set()
-    for root in [ws, *(_real(r) for r in write_roots)]:
+    roots = [ws, *(_real(r) for r in write_roots)] if bind_workspace else []
+    for root in roots:
         if root not in seen and root != "/" and os.path.isdir(root):
             seen.add(root)
             cmd += ["--bind", root, root]
+    if not bind_workspace and ws != "/" and os.path.isdir(ws):
+        cmd += ["--ro-bind", ws, ws]  # visible as it is (also under the private /tmp)
+    for root in [] if bind_workspace else [_real(r) for r in write_roots]:
+        # a claimed file is bound on its own; a missing path cannot be bound at all
+        if root not in seen and root != "/" and os.path.exists(root):
+            seen.add(root)
+            cmd += ["--bind", root, root]
     git = os.path.join(ws, ".git")
-    if os.path.isdir(git) and not os.path.islink(git):
+    if bind_workspace and os.path.isdir(git) and not os.path.islink(git):
         # A mount point cannot be renamed or removed: without this self-bind a command
         # could `mv .git .old && cp -a .old .git` and plant hooks in the fresh copy.
         cmd += ["--bind", git, git]

@@ -36,10 +36,15 @@ def seatbelt_profile(
     network: bool,
     tmp_dir: Path,
     read_only: Sequence[Path] = (),
+    bind_workspace: bool = True,
 ) -> str:
-    """The SBPL profile text (pure except for resolving symlinks in the paths)."""
+    """The SBPL profile text (pure except for resolving symlinks in the paths).
+
+    ``bind_workspace`` False writes only ``write_roots`` (and the TMPDIR).
+    """
     ws = _real(workspace)
-    writable = list(dict.fromkeys([ws, *(_real(r) for r in write_roots), _real(tmp_dir)]))
+    own = [ws] if bind_workspace else []
+    writable = list(dict.fromkeys([*own, *(_real(r) for r in write_roots), _real(tmp_dir)]))
     lines = [
         "(version 1)",
         "(deny default)",

@@ -192,13 +192,22 @@ class McpManager:
             self._frozen = out
         return list(self._frozen)
 
-    def capability_tool(self, allow: Allow | None = None) -> Tool:
+    def capability_tool(
+        self,
+        allow: Allow | None = None,
+        *,
+        strict: bool = False,
+        local: Sequence[LocalCapability] | None = None,
+    ) -> Tool:
         """A ``use_capability`` frontend over the shared connections (SUB-26).
 
         ``allow(tool_id, spec)`` returns None to permit a target or the reason
-        to refuse it; it is asked at dispatch time, every time.
+        to refuse it; it is asked at dispatch time, every time. ``strict`` judges
+        a target before any server process starts or restarts (SUB-15).
+        ``local`` replaces the in-process targets (a sub-agent pages its own session).
         """
-        return UseCapabilityTool(lambda: self.runtimes, allow=allow, local=self.local)
+        own = self.local if local is None else local
+        return UseCapabilityTool(lambda: self.runtimes, allow=allow, local=own, strict=strict)
 
     def status(self, *, counts: bool = False) -> list[ServerStatus]:
         """A snapshot of every server; ``counts`` also asks for prompt/resource counts (/mcp)."""

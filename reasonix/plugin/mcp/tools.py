@@ -132,8 +132,12 @@ class UseCapabilityTool:
         runtimes: Callable[[], dict[str, ServerRuntime]],
         allow: Allow | None = None,
         local: Sequence[LocalCapability] = (),
+        strict: bool = False,
     ) -> None:
         self._runtimes = runtimes
+        # SUB-15: judge a target before any server process starts (or restarts); a
+        # target of a server that is not live cannot be proven allowed and is refused.
+        self._strict = strict
         # A frontend's filter (planner, sub-agent: COORD-15, SUB-15), asked
         # right before every dispatch so a changed policy applies at once.
         self._allow = allow
@@ -168,6 +172,9 @@ class UseCapabilityTool:
         local = self._local_target(args)
         if local is not None:
             return self._run_local(local, action, args, ctx)
+        early = self._strict_refusal(str(args.get("server") or ""), str(args.get("tool") or ""))
+        if early:
+            return ToolResult.error(f"use_capability refused this target: {early}")
         found = self._find(str(args.get("server") or ""), str(args.get("tool") or ""), ctx)
         if isinstance(found, ToolResult):
             return found
@@ -255,6 +262,28 @@ class UseCapabilityTool:
         if self._allow is None:
             return None
         return self._allow(tool_id(server, str(spec.get("name"))), spec)
+
+    def _strict_refusal(self, server: str, tool: str) -> str | None:
+        """In strict mode, why a target is refused without touching any server process."""
+        if not self._strict:
+            return None
+        runtimes = self._runtimes()
+        if not server and tool.startswith("mcp__"):
+            server = next((n for n in runtimes if tool.startswith(tool_id(n, ""))), "")
+            tool = tool[len(tool_id(server, "")) :] if server else tool
+        runtime = runtimes.get(server)
+        if runtime is None:
+            return None  # unknown: _find names the known servers, nothing starts
+        client = runtime.client
+        if runtime.state != "ready" or client is None or not client.alive:
+            return (
+                f"MCP server {server} is not running, so {tool!r} cannot be proven "
+                "read-only; this sub-agent starts no server"
+            )
+        for spec in runtime.tools:
+            if tool in (str(spec.get("name")), tool_id(server, str(spec.get("name")))):
+                return self._refusal(server, spec)
+        return None
 
     def _find(
         self, server: str, tool: str, ctx: ToolContext

@@ -1,0 +1,323 @@
+"""The model-facing entry points: ``task``, ``read_only_task``, ``parallel_tasks``,
+``fleet`` and ``run_skill`` (SUB-4, SUB-21, SUB-25).
+
+Each compiles its arguments to :class:`~.spec.ProfileExecSpec` and calls
+:meth:`~.spawn.TaskTool.run_profile_spec`; none builds a child itself.
+Profile names appear in no schema and no description (SUB-4: the schema is
+the same for every project, so the prompt cache holds); the model learns
+them from the skill index. ``--ablate subagent`` removes the first four;
+``run_skill`` stays, so profile skills can still delegate (SUB-28).
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from reasonix.errors import ReasonixError, ToolError
+from reasonix.tool import ToolContext, ToolResult
+from reasonix.tool.base import FunctionTool
+
+from .claims import resolve_claim
+from .fleet import FleetItem, FleetPlan, preflight, run_fleet, summary
+from .profile import Profile, profile_from_skill
+from .skills import SkillSet, read_resource
+from .spawn import ChildOutcome, TaskTool
+from .spec import CapabilityGrant, ContextRequest, ProfileExecSpec, TaskSpec
+
+__all__ = ["FLEET_MAX", "FLEET_MIN", "compile_spec", "contract_tools", "delegation_tools"]
+
+FLEET_MIN, FLEET_MAX = 2, 64
+
+_PROMPT = {"type": "string", "description": "The whole task; the sub-agent sees nothing else."}
+_PROFILE = {"type": "string", "description": "A [subagent] skill to run as (optional)."}
+_MODEL = {"type": "string"}
+_EFFORT = {"type": "string"}
+_STEPS = {"type": "integer", "description": "Tool-round budget (0 = default)."}
+_WRITE_PATHS = {
+    "type": "array",
+    "items": {"type": "string"},
+    "description": "Paths it may change, all else refused (omitted: the whole workspace).",
+}
+_CONTINUE = {"type": "string", "description": "A transcript id from earlier receipts."}
+_FORK = {"type": "string", "description": "Like continue_from, on a copy."}
+
+
+def _obj(props: dict[str, Any], required: list[str]) -> dict[str, Any]:
+    return {"type": "object", "properties": props, "required": required}
+
+
+_ITEM_PROPS = {"prompt": _PROMPT, "profile": _PROFILE, "model": _MODEL, "effort": _EFFORT}
+
+SCHEMAS: dict[str, dict[str, Any]] = {
+    "task": _obj(
+        {
+            **_ITEM_PROPS,
+            "write_paths": _WRITE_PATHS,
+            "max_steps": _STEPS,
+            "continue_from": _CONTINUE,
+            "fork_from": _FORK,
+        },
+        ["prompt"],
+    ),
+    "read_only_task": _obj(
+        {**_ITEM_PROPS, "max_steps": _STEPS, "continue_from": _CONTINUE, "fork_from": _FORK},
+        ["prompt"],
+    ),
+    "parallel_tasks": _obj(
+        {
+            "tasks": {
+                "type": "array",
+                "minItems": FLEET_MIN,
+                "maxItems": FLEET_MAX,
+                "items": _obj(dict(_ITEM_PROPS), ["prompt"]),
+            }
+        },
+        ["tasks"],
+    ),
+    "fleet": _obj(
+        {
+            "tasks": {
+                "type": "array",
+                "minItems": FLEET_MIN,
+                "maxItems": FLEET_MAX,
+                "items": _obj(
+                    {
+                        "id": {"type": "string", "description": "Default: its position."},
+                        **_ITEM_PROPS,
+                        "write_paths": _WRITE_PATHS,
+                        "read_only": {"type": "boolean"},
+                        "depends_on": {"type": "array", "items": {"type": "string"}},
+                    },
+                    ["prompt"],
+                ),
+            },
+            "fail_fast": {"type": "boolean", "description": "Start nothing new after a failure."},
+        },
+        ["tasks"],
+    ),
+    "run_skill": _obj(
+        {
+            "name": {"type": "string"},
+            "arguments": {"type": "string", "description": "A [subagent] skill's whole task."},
+            "file": {"type": "string", "description": "Read one of its listed files instead."},
+        },
+        ["name"],
+    ),
+}
+
+DESCRIPTIONS = {
+    "task": "Delegate one self-contained task to an isolated sub-agent that may change files "
+    "(it sees only your prompt). Returns the host's verdict on its completion report, its "
+    "answer and the host's receipts of what it ran, read and wrote. Costs a whole extra run.",
+    "read_only_task": "Delegate one read-only question to an isolated sub-agent; only its "
+    "answer and the host's receipts come back.",
+    "parallel_tasks": "Run 2-64 independent read-only questions as concurrent sub-agents.",
+    "fleet": "Run 2-64 sub-agent tasks as a dependency graph: an item starts once its "
+    "depends_on items complete; a failed item skips its downstream; items that may run at "
+    "the same time need disjoint write_paths; results are not passed on.",
+    "run_skill": "Use a skill from the skill index: inline ones return their instructions "
+    "and file list; [subagent] ones run a sub-agent on `arguments`.",
+}
+
+
+def _profile(skills: SkillSet, name: Any) -> Profile | None:
+    if not name:
+        return None
+    skill = skills.get(str(name))
+    if skill is None:
+        known = ", ".join(s.name for s in skills.profiles()) or "none"
+        raise ToolError(f"no sub-agent profile named {name!r}; profiles: {known}")
+    if skill.run_as != "subagent":
+        raise ToolError(f"{name!r} is an inline skill, not a sub-agent profile; use run_skill")
+    return profile_from_skill(skill)
+
+
+def compile_spec(
+    skills: SkillSet, args: dict[str, Any], *, entry: str, read_only: bool = False,
+    label: str = "", ephemeral: bool = False,
+) -> ProfileExecSpec:  # fmt: skip
+    """One entry point's arguments → a :class:`ProfileExecSpec` (never a child)."""
+    paths = args.get("write_paths")
+    if paths is not None and not isinstance(paths, list):
+        raise ToolError("write_paths must be a list of paths")
+    steps = args.get("max_steps") or 0
+    if not isinstance(steps, int) or steps < 0:
+        raise ToolError("max_steps must be a whole number ≥ 0")
+    task = TaskSpec(
+        prompt=str(args.get("prompt") or ""),
+        model=str(args.get("model") or ""),
+        effort=str(args.get("effort") or ""),
+        max_steps=steps,
+        label=label,
+    )
+    grant = CapabilityGrant(
+        read_only=read_only or bool(args.get("read_only")),
+        write_paths=tuple(str(p) for p in paths) if paths is not None else None,
+    )
+    context = ContextRequest(
+        ephemeral, str(args.get("continue_from") or ""), str(args.get("fork_from") or "")
+    )
+    return ProfileExecSpec(_profile(skills, args.get("profile")), task, grant, context, entry)
+
+
+def _result(outcome: ChildOutcome) -> ToolResult:
+    return ToolResult(outcome.text, is_error=outcome.verdict.status == "failed")
+
+
+def _batch(args: dict[str, Any]) -> list[dict[str, Any]]:
+    tasks = args.get("tasks")
+    if not isinstance(tasks, list) or not FLEET_MIN <= len(tasks) <= FLEET_MAX:
+        raise ToolError(f"tasks must be a list of {FLEET_MIN}-{FLEET_MAX} items")
+    if not all(isinstance(t, dict) for t in tasks):
+        raise ToolError("every item of tasks must be an object with a prompt")
+    return tasks
+
+
+class _Entry:
+    """The functions behind the tools, over one runtime's primitive."""
+
+    def __init__(self, prim: TaskTool | None, skills: SkillSet) -> None:
+        self.prim, self.skills = prim, skills
+
+    def _run(self, spec: ProfileExecSpec, ctx: ToolContext) -> ChildOutcome:
+        if self.prim is None:
+            raise ToolError("sub-agents are not available in this session")
+        return self.prim.run_profile_spec(
+            spec,
+            cancel=ctx.cancel,
+            call_id=ctx.call_id,
+            hooks=ctx.extra.get("hooks"),
+        )
+
+    def task(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        return _result(self._run(compile_spec(self.skills, args, entry="task"), ctx))
+
+    def read_only_task(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        spec = compile_spec(self.skills, args, entry="read_only_task", read_only=True)
+        return _result(self._run(spec, ctx))
+
+    def parallel_tasks(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        items = _batch(args)
+        specs = [
+            compile_spec(self.skills, a, entry="parallel_tasks", read_only=True, label=str(n))
+            for n, a in enumerate(items, start=1)
+        ]
+        texts: list[str] = [""] * len(specs)
+        done = [False] * len(specs)
+
+        def one(n: int) -> None:
+            try:
+                outcome = self._run(specs[n], ctx)
+                texts[n], done[n] = outcome.text, outcome.ok
+            except ReasonixError as err:
+                texts[n] = f"status: failed — {err}"
+
+        threads = [threading.Thread(target=one, args=(n,), daemon=True) for n in range(len(specs))]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        head = f"parallel_tasks: {sum(done)}/{len(specs)} complete"
+        body = [f"=== {n} ===\n{text}" for n, text in enumerate(texts, start=1)]
+        return ToolResult("\n\n".join([head, *body]))
+
+    def fleet(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        items: list[FleetItem] = []
+        prim = self.prim
+        for n, raw in enumerate(_batch(args), start=1):
+            item_id = str(raw.get("id") or n)
+            deps = raw.get("depends_on") or []
+            if not isinstance(deps, list):
+                raise ToolError(f"{item_id}: depends_on must be a list of ids")
+            spec = compile_spec(self.skills, raw, entry="fleet", label=item_id)
+            claim = None
+            if prim is not None and not spec.read_only:
+                try:
+                    claim = resolve_claim(spec.grant.write_paths, prim.workspace, prim.roots)
+                except ReasonixError as err:
+                    raise ToolError(f"{item_id}: {err}") from None
+            items.append(FleetItem(item_id, spec, tuple(str(d) for d in deps), claim))
+        plan = FleetPlan(tuple(items), bool(args.get("fail_fast")))
+        preflight(plan)
+
+        def run_item(item: FleetItem) -> tuple[bool, str, object]:
+            outcome = self._run(item.spec, ctx)
+            return outcome.ok, outcome.text, outcome
+
+        return ToolResult(summary(run_fleet(plan, run_item)))
+
+    def run_skill(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        name = str(args.get("name") or "").strip().split(" ", 1)[0]
+        skill = self.skills.get(name)
+        if skill is None:
+            raise ToolError(f"no skill named {name!r}; skills: {', '.join(self.skills.names())}")
+        if args.get("file"):
+            try:
+                return ToolResult(read_resource(skill, str(args["file"])))
+            except (ValueError, OSError) as err:
+                raise ToolError(str(err)) from None
+        text = str(args.get("arguments") or "").strip()
+        if skill.run_as == "subagent":
+            if not text:
+                raise ToolError(f"{name} runs a sub-agent: put its whole task in `arguments`")
+            profile = profile_from_skill(skill)
+            spec = ProfileExecSpec(
+                profile, TaskSpec(text), CapabilityGrant(read_only=profile.read_only),
+                ContextRequest(), "run_skill",
+            )  # fmt: skip
+            return _result(self._run(spec, ctx))
+        out = [f'<skill name="{skill.name}">', skill.body.rstrip(), "</skill>"]
+        if text:
+            out.append(f"Arguments: {text}")
+        files = skill.resources()
+        if files:
+            out.append("Files of this skill (read one with run_skill(name, file=…)): ")
+            out += [f"- {f}" for f in files]
+        return ToolResult("\n".join(out))
+
+    def reads_only(self, args: dict[str, Any]) -> bool:
+        """run_skill only reads when it loads an inline skill or a file, or runs a
+        read-only profile (gated like ``read_only_task``)."""
+        skill = self.skills.get(str(args.get("name") or ""))
+        if skill is None:
+            return False
+        if skill.run_as != "subagent" or args.get("file"):
+            return True
+        return profile_from_skill(skill).read_only
+
+
+def delegation_tools(prim: TaskTool | None, skills: SkillSet, names: list[str]) -> list[Any]:
+    """The tools named in ``names`` (a subset of the five), wired to ``prim``."""
+    entry = _Entry(prim, skills)
+    read_only = {"read_only_task", "parallel_tasks"}
+    out: list[Any] = []
+    for name in names:
+        tool: Any = FunctionTool(
+            name, DESCRIPTIONS[name], SCHEMAS[name], getattr(entry, name), name in read_only
+        )
+        if name == "run_skill":
+            tool = _SkillTool(tool, entry)
+        out.append(tool)
+    return out
+
+
+class _SkillTool:
+    """run_skill with a per-call read-only hint (inline loads are reads)."""
+
+    def __init__(self, inner: FunctionTool, entry: _Entry) -> None:
+        self._inner, self._entry = inner, entry
+        self.name, self.description = inner.name, inner.description
+        self.schema, self.read_only = inner.schema, False
+        self.metadata: dict[str, Any] = {}
+
+    def execute(self, args_json: str, ctx: ToolContext) -> ToolResult:
+        return self._inner.execute(args_json, ctx)
+
+    def reads_only(self, args: dict[str, Any]) -> bool:
+        return self._entry.reads_only(args)
+
+
+def contract_tools() -> list[Any]:
+    """The five tools without a live primitive, for the generated tool contract."""
+    return delegation_tools(None, SkillSet(), list(SCHEMAS))

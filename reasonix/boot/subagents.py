@@ -1,0 +1,388 @@
+"""Sub-agents in the composition root: a child is "a runtime with these options".
+
+* :func:`attach_delegation` gives a runtime (top-level or child) its spawn
+  primitive (:class:`reasonix.agent.subagent.spawn.TaskTool`) and the tools
+  over it; the top-level runtime also creates the tree's shared state
+  (scheduler, limits, counters, skills, the MCP manager).
+* :func:`child_factory` is the :class:`~reasonix.agent.ports.ChildFactory`
+  port the primitive calls: it maps a resolved ``ChildRequest`` onto
+  ``RuntimeOptions(child=request)`` and calls ``build_runtime``.
+* :func:`build_child_runtime` is what ``build_runtime`` does for such
+  options: the request's system prompt and nothing else composed in, no
+  instruction files, no memory, no prompt hooks, no checkpoints, the tool
+  registry narrowed by the primitive's decisions, the shared MCP connections
+  behind the child's own ``use_capability`` frontend, and a transcript under
+  ``<sessions>/subagents/`` (a temporary one when ephemeral).
+* :func:`cli_delegation` is the primitive for ``reasonix subagent run|try``,
+  which have no parent conversation.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
+
+from reasonix.agent.execute import EventApprover
+from reasonix.agent.ports import ChildFactory, ChildRuntime
+from reasonix.agent.session import Session, read_records
+from reasonix.agent.subagent.request import ChildRequest
+from reasonix.agent.subagent.scheduler import Scheduler
+from reasonix.agent.subagent.scope import DELEGATION_TOOLS, READ_ONLY_DELEGATION, narrow
+from reasonix.agent.subagent.skills import SkillSet, discover
+from reasonix.agent.subagent.spawn import ModelChoice, SessionDelegation, TaskTool
+from reasonix.agent.subagent.spec import SchedulerPolicy
+from reasonix.agent.telemetry import Telemetry
+from reasonix.cancel import Cancel
+from reasonix.config.model import Config
+from reasonix.errors import ConfigError, SessionError, UsageError
+from reasonix.tool import Registry, ToolContext
+
+from .options import RuntimeOptions
+from .parts import SUBAGENT_TOOLS
+
+if TYPE_CHECKING:
+    from reasonix.command.registry import CommandSource
+
+    from .runtime import Runtime
+
+__all__ = [
+    "Wiring",
+    "attach_delegation",
+    "build_child_runtime",
+    "child_factory",
+    "cli_delegation",
+    "load_skills",
+    "profile_commands",
+    "run_profile_command",
+]
+
+
+def load_skills(workspace: Path) -> SkillSet:
+    """The workspace's skills: project, Claude project, global, Claude user, built-in."""
+    from reasonix.agent.subagent.profile import builtin_skills
+    from reasonix.config.paths import home_dir
+
+    return discover(workspace, home_dir(), Path.home(), builtin_skills())
+
+
+def _policy(cfg: Config) -> SchedulerPolicy:
+    a = cfg.agent
+    try:
+        return SchedulerPolicy(a.max_subagent_concurrency, a.max_parallel_writers)
+    except ConfigError as err:
+        source = cfg.sources.get(err.key or "", "")
+        file = source if source not in ("", "default", "flag") else None
+        raise ConfigError(err.detail, file=file, key=err.key) from None
+
+
+def _models(cfg: Config) -> ModelChoice:
+    a = cfg.agent
+    return ModelChoice(
+        a.subagent_model, a.subagent_effort, dict(a.subagent_models), dict(a.subagent_efforts)
+    )
+
+
+def shared_state(
+    cfg: Config, skills: SkillSet, telemetry: Callable[[], Any], mcp: Any
+) -> SessionDelegation:
+    """The state one tree of runtimes shares (validates the scheduler limits)."""
+    return SessionDelegation(
+        Scheduler(_policy(cfg)),
+        cfg.agent.max_subagent_depth,
+        telemetry,
+        skills,
+        _models(cfg),
+        mcp,
+    )
+
+
+def _tool_names(cfg: Config, ablate: list[str], read_only: bool) -> list[str]:
+    names = list(READ_ONLY_DELEGATION if read_only else DELEGATION_TOOLS)
+    if "subagent" in ablate or "all" in ablate:  # SUB-28: run_skill stays
+        names = [n for n in names if n not in SUBAGENT_TOOLS]
+    if cfg.tools.enabled:
+        names = [n for n in names if n in cfg.tools.enabled]
+    return names
+
+
+class Wiring:
+    """A runtime's primitive, bound to the runtime once it exists (late: /new, /model)."""
+
+    def __init__(self, shared: SessionDelegation, prim: TaskTool) -> None:
+        self.shared, self.prim = shared, prim
+        self.runtime: Runtime | None = None
+
+    @property
+    def skills(self) -> SkillSet:
+        """The skills this tree was started with."""
+        return self.shared.skills
+
+    def bind(self, runtime: Runtime) -> None:
+        """Point the primitive at the live runtime (session, model, approvals, factory)."""
+        self.runtime = runtime
+        prim = self.prim
+        prim.session_id = lambda: runtime.session.id
+        prim.default_model = lambda: runtime.resolved.ref
+        prim.default_effort = lambda: str(runtime.agent.effort or "")
+        prim.ask = runtime.approver if runtime.interactive else None
+        prim.factory = child_factory(lambda: runtime.options, lambda: runtime.mode)
+
+
+def _unbound(request: ChildRequest) -> ChildRuntime:
+    raise SessionError("the runtime is not ready to start sub-agents yet")
+
+
+def attach_delegation(
+    cfg: Config,
+    options: RuntimeOptions,
+    registry: Registry,
+    ctx: ToolContext,
+    *,
+    ablate: list[str],
+    skills: SkillSet | None,
+    telemetry: Callable[[], Any],
+    mcp: Any,
+) -> Wiring:
+    """Add the delegation tools to ``registry`` and return the primitive behind them.
+
+    A top-level runtime passes its skills and creates the shared state; a
+    child reuses its request's shared state, depth, lineage and grant.
+    """
+    from reasonix.agent.subagent.tools import delegation_tools
+
+    req = options.child
+    roots = [Path(p) for p in ctx.write_roots]
+    if req is None:
+        assert skills is not None
+        shared = shared_state(cfg, skills, telemetry, mcp)
+        prim = TaskTool(shared, _unbound, workspace=Path(ctx.workspace), roots=roots)
+    else:
+        shared = req.shared
+        prim = TaskTool(
+            shared, _unbound, workspace=Path(ctx.workspace), roots=roots, depth=req.depth,
+            lineage=req.lineage, read_only=req.narrowing.read_only, claim=req.narrowing.claim,
+        )  # fmt: skip
+    read_only = req is not None and req.narrowing.read_only
+    for tool in delegation_tools(prim, shared.skills, _tool_names(cfg, ablate, read_only)):
+        registry.add(tool)
+    return Wiring(shared, prim)
+
+
+def child_factory(options: Callable[[], RuntimeOptions], mode: Callable[[], str]) -> ChildFactory:
+    """The ChildFactory port: the parent's run flags + the request → ``build_runtime``."""
+
+    def make(request: ChildRequest) -> Runtime:
+        from .runtime import build_runtime
+
+        base = options()
+        if base.provider is not None:
+            raise ConfigError("sub-agents do not run while a recording is replayed")
+        child = RuntimeOptions(
+            workspace=request.workspace,
+            model=request.model or None,
+            effort=request.effort or None,
+            max_steps=request.max_steps or base.max_steps,
+            add_dirs=list(base.add_dirs),
+            allowed_tools=list(base.allowed_tools),
+            permission_mode=mode(),  # the parent's posture now (a cycled mode included)
+            ablate=base.ablate,
+            interactive=request.interactive,
+            overrides=dict(base.overrides),
+            child=request,
+        )
+        return build_runtime(child)
+
+    return make
+
+
+def _child_session(req: ChildRequest, workspace: Path, meta: dict[str, Any]) -> Session:
+    from reasonix.config.paths import sessions_dir
+
+    if req.ephemeral:
+        root = Path(tempfile.mkdtemp(prefix="reasonix-subagent-"))
+        return Session.create(workspace, meta, root=root)
+    root = sessions_dir(workspace) / "subagents"
+    prior = req.continue_from or req.fork_from
+    if not prior:
+        return Session.create(workspace, meta, root=root)
+    name = Path(prior).name.removesuffix(".jsonl")
+    path = root / f"{name}.jsonl"
+    if not path.is_file():
+        raise SessionError(f"no sub-agent transcript {prior!r} under {root}")
+    if req.continue_from:
+        return Session.open(path)
+    records = read_records(path)  # fork: a copy continues, the source stays as it was
+    old = next((r for r in records if r.get("type") == "meta"), {})
+    keep = {k: v for k, v in old.items() if k not in ("type", "id", "version", "created")}
+    copy = Session.create(workspace, {**keep, "forked_from": name}, root=root)
+    for rec in records:
+        if rec.get("type") != "meta":
+            copy.append(rec)
+    copy.sync()
+    return copy
+
+
+def build_child_runtime(options: RuntimeOptions) -> Runtime:
+    """``build_runtime`` for ``options.child`` (see the module docstring)."""
+    from reasonix import config as config_mod
+    from reasonix.agent.memory.wiring import tool_result_capability
+    from reasonix.agent.subagent.completion import complete_subtask_tool
+    from reasonix.agent.subagent.scope import mcp_filter
+    from reasonix.plugin.mcp.tools import UseCapabilityTool
+
+    from .parts import build_provider, build_registry
+    from .permissions import build_gate, tool_context
+    from .runtime import Runtime
+
+    req = options.child
+    assert req is not None
+    workspace = options.resolved_workspace()
+    ablate = options.arms()
+    cfg = config_mod.load(workspace, options.config_flags(workspace), migrate=False)
+    resolved = cfg.default_resolved()
+    provider = build_provider(resolved)
+    registry = build_registry(cfg, ablate)
+    lineage = {"profile": req.profile, "depth": req.depth, "parent_session": req.parent_session,
+               "parent_call": req.parent_call}  # fmt: skip
+    meta = {"system": req.system, "model": resolved.ref, "subagent": lineage}
+    session = _child_session(req, workspace, meta)
+    try:
+        approver = EventApprover()
+        gate = build_gate(
+            cfg, options.allowed_tools, approver if req.interactive else None, workspace
+        )
+        ctx = tool_context(cfg, workspace, session, not req.interactive, approver)
+        if req.writer:
+            registry.add(complete_subtask_tool())
+        pager = tool_result_capability(lambda: session)  # its own results, nobody else's
+        shared_mcp = req.shared.mcp
+        allow = mcp_filter(req.mcp_strict)
+        if shared_mcp is not None:  # SUB-26: the session's connections, this child's frontend
+            registry.add(shared_mcp.capability_tool(allow, strict=req.mcp_strict, local=[pager]))
+        else:
+            registry.add(UseCapabilityTool(dict, allow=allow, local=[pager]))
+        removed = narrow(registry, ctx, req.narrowing)
+        wiring = attach_delegation(
+            cfg, options, registry, ctx, ablate=ablate, skills=None,
+            telemetry=lambda: None, mcp=shared_mcp,
+        )  # fmt: skip
+        runtime = Runtime(
+            options=options, config=cfg, resolved=resolved, workspace=workspace,
+            provider=provider, registry=registry, gate=gate, tool_ctx=ctx, approver=approver,
+            meta=meta, instructions="", recaller=None, current=[session], ablate=ablate,
+            notices=list(cfg.warnings),
+        )  # fmt: skip
+    except BaseException:
+        _discard(session, req.ephemeral)
+        raise
+    runtime.narrowed = removed
+    wiring.bind(runtime)
+    runtime.delegation = wiring
+    if req.ephemeral:
+        runtime.closers.append(lambda: _remove_dir(session.path.parent))
+    return runtime
+
+
+def _discard(session: Session, ephemeral: bool) -> None:
+    session.close()
+    if ephemeral:
+        _remove_dir(session.path.parent)
+
+
+def _remove_dir(path: Path) -> None:
+    with contextlib.suppress(OSError):
+        shutil.rmtree(path)
+
+
+def cli_delegation(options: RuntimeOptions) -> tuple[TaskTool, Telemetry, Config, Any]:
+    """The primitive for ``reasonix subagent run|try``: no parent conversation, no session.
+
+    Returns the primitive, the telemetry its counters add up in, the config
+    and the hook runner (SubagentStop fires when the child ends).
+    """
+    from reasonix import config as config_mod
+
+    from .parts import hooks_for
+    from .permissions import tool_context
+
+    workspace = options.resolved_workspace()
+    cfg = config_mod.load(workspace, options.config_flags(workspace))
+    resolved = cfg.default_resolved()
+    skills = load_skills(workspace)
+    telemetry = Telemetry()
+    shared = shared_state(cfg, skills, lambda: telemetry, None)
+    roots = [workspace, *(Path(p) for p in cfg.sandbox.allow_write)]
+    prim = TaskTool(shared, _unbound, workspace=workspace, roots=roots)
+    prim.default_model = lambda: resolved.ref
+    prim.default_effort = lambda: cfg.agent.effort
+    mode = options.mode() or cfg.permissions.mode
+    prim.factory = child_factory(lambda: options, lambda: mode)
+    hooks = None
+    if cfg.hooks:
+        fake = tool_context(cfg, workspace, cast(Session, _NoSession()), True)
+        hooks = hooks_for(cfg, workspace, fake, lambda: {"session_id": "", "permission_mode": mode})
+    return prim, telemetry, cfg, hooks
+
+
+class _NoSession:
+    """A session stand-in for the tool context of a command without a conversation."""
+
+    id = ""
+
+
+def run_profile_command(rt: Runtime, name: str, task: str, cancel: Cancel) -> str:
+    """``/<profile> task``: one child through the primitive; the exchange joins the chat."""
+    from reasonix.agent.subagent.profile import profile_from_skill
+    from reasonix.agent.subagent.spec import (
+        CapabilityGrant,
+        ContextRequest,
+        ProfileExecSpec,
+        TaskSpec,
+    )
+    from reasonix.provider.types import Message, Role
+
+    wiring = rt.delegation
+    skill = wiring.skills.get(name) if wiring is not None else None
+    if skill is None or skill.run_as != "subagent":
+        raise UsageError(f"/{name} is not a sub-agent profile")
+    if not task.strip():
+        raise UsageError(f"/{name} needs a task: /{name} TASK")
+    profile = profile_from_skill(skill)
+    spec = ProfileExecSpec(
+        profile, TaskSpec(task.strip()), CapabilityGrant(read_only=profile.read_only),
+        ContextRequest(), "command",
+    )  # fmt: skip
+    # outside a turn nobody can answer the child's questions: they fail closed
+    outcome = wiring.prim.run_profile_spec(spec, cancel=cancel, hooks=rt.hooks, ask=False)
+    text = str(outcome.text)
+    # the parent keeps the task and the child's result, not its working context
+    for message in (Message(Role.USER, f"/{name} {task.strip()}"), Message(Role.ASSISTANT, text)):
+        rt.agent.history.append(message)
+        rt.session.append_message(message)
+    return text
+
+
+def profile_commands(rt: Runtime, run: Callable[[str, str], str]) -> CommandSource:
+    """The command source of ``/<profile> task`` for every profile (manual ones too)."""
+    from reasonix.command.api import CommandResult
+    from reasonix.command.registry import Command
+
+    def source(notices: list[str]) -> list[Command]:
+        wiring = rt.delegation
+        if wiring is None:
+            return []
+        out = []
+        for skill in wiring.skills.profiles():
+
+            def handler(args: str, name: str = skill.name) -> CommandResult:
+                return CommandResult(text=run(name, args))
+
+            desc = f"sub-agent: {skill.description}" if skill.description else "sub-agent"
+            out.append(Command(skill.name, desc, "profile", handler, "TASK", skill.path))
+        return out
+
+    return source
