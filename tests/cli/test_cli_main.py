@@ -35,11 +35,17 @@ def test_version_and_help() -> None:
         assert name in helped.stdout
 
 
-@pytest.mark.parametrize("name", sorted(PLACEHOLDERS))
-def test_placeholders_say_not_implemented_and_exit_2(name: str) -> None:
-    out = run(name)
-    assert out.returncode == 2
-    assert "not implemented yet:" in out.stderr
+@pytest.mark.parametrize(
+    "name", ["run", "setup", "doctor", "rewind", "replay", "serve", "acp", "subagent", "remote",
+             "mcp", "memory", "permission", "config"],
+)  # fmt: skip
+def test_every_command_of_the_design_is_implemented(name: str) -> None:
+    """DESIGN §4: each command has its module (no placeholder left) and answers --help."""
+    assert name in COMMANDS and name not in PLACEHOLDERS
+    out = run(name, "--help")
+    assert out.returncode == 0
+    if name != "remote":  # remote serve/open wait for a later slice and say so in the help
+        assert "not implemented" not in out.stdout + out.stderr
 
 
 def test_unknown_command_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
