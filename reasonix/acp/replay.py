@@ -14,27 +14,14 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from reasonix.agent.prompt import typed_text
 from reasonix.provider.types import Message, Role
 
 from .toolcalls import describe, text_content
 
 __all__ = ["replay_updates", "user_text"]
 
-_RECALL_OPEN = "\n\n<memory-recall>\n"
-_RECALL_CLOSE = "</memory-recall>"
-_INSTRUCTIONS_CLOSE = "</instructions>\n\n"
-_SKILLS_CLOSE = "</skills>\n\n"  # the host's skill index (reasonix/agent/subagent/skills.py)
-
-
-def user_text(content: str) -> str:
-    """What the user typed, without the additions made for the model."""
-    if content.startswith("<instructions>") and _INSTRUCTIONS_CLOSE in content:
-        content = content.split(_INSTRUCTIONS_CLOSE, 1)[1]
-    if content.startswith("<skills>") and _SKILLS_CLOSE in content:
-        content = content.split(_SKILLS_CLOSE, 1)[1]
-    if content.endswith(_RECALL_CLOSE) and _RECALL_OPEN in content:
-        content = content[: content.rindex(_RECALL_OPEN)]
-    return content
+user_text = typed_text  # what the user typed, without the additions made for the model
 
 
 def _chunk(kind: str, text: str) -> dict[str, Any]:

@@ -13,7 +13,14 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-__all__ = ["BASE_PROMPT", "environment_summary", "find_git_root", "system_prompt", "valid_text"]
+__all__ = [
+    "BASE_PROMPT",
+    "environment_summary",
+    "find_git_root",
+    "system_prompt",
+    "typed_text",
+    "valid_text",
+]
 
 BASE_PROMPT = """\
 You are Reasonix, a coding agent working in the user's terminal. You help with \
@@ -92,3 +99,20 @@ def valid_text(text: str) -> str:
         return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
     except UnicodeEncodeError:  # a lone surrogate that is not an escaped byte
         return text.encode("utf-8", "replace").decode("utf-8")
+
+
+_INSTRUCTIONS_CLOSE = "</instructions>\n\n"  # the instruction files (agent/instructions.py)
+_SKILLS_CLOSE = "</skills>\n\n"  # the skill index (agent/subagent/skills.py)
+_RECALL_OPEN, _RECALL_CLOSE = "\n\n<memory-recall>\n", "</memory-recall>"  # auto-recall
+
+
+def typed_text(content: str) -> str:
+    """A stored user message as the person typed it, for display: the host's additions
+    for the model (instruction files, skill index, recalled memory) removed."""
+    if content.startswith("<instructions>") and _INSTRUCTIONS_CLOSE in content:
+        content = content.split(_INSTRUCTIONS_CLOSE, 1)[1]
+    if content.startswith("<skills>") and _SKILLS_CLOSE in content:
+        content = content.split(_SKILLS_CLOSE, 1)[1]
+    if content.endswith(_RECALL_CLOSE) and _RECALL_OPEN in content:
+        content = content[: content.rindex(_RECALL_OPEN)]
+    return content

@@ -9,7 +9,6 @@ is sent as plain strings: the page inserts it with ``textContent``.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -28,6 +27,7 @@ from reasonix.agent.events import (
     UsageReport,
     WebSearch,
 )
+from reasonix.agent.prompt import typed_text
 from reasonix.permission.approval import summarize_call
 from reasonix.provider.types import Usage
 
@@ -44,9 +44,6 @@ __all__ = [
 MAX_TOOL_TEXT = 16_384  # characters of a tool result a card shows (the model saw its own copy)
 MAX_DIFF_LINES = 400
 _EDIT_TOOLS = ("edit_file", "multi_edit", "write_file")
-_INSTRUCTIONS = re.compile(r"\A<instructions>\n.*?\n</instructions>\n\n", re.S)
-_RECALL = re.compile(r"\n\n<memory-recall>\n.*</memory-recall>\Z", re.S)
-_SKILLS = re.compile(r"\A<skills>\n.*?\n</skills>\n\n", re.S)  # the host's skill index
 
 
 def _clip(text: str, limit: int = MAX_TOOL_TEXT) -> str:
@@ -211,11 +208,7 @@ def approval_payload(approval_id: str, request: Any, preview: str = "") -> dict[
     }
 
 
-def display_user_text(text: str) -> str:
-    """A stored user message as the user typed it (instructions, skill index and recall
-    removed)."""
-    text = _SKILLS.sub("", _INSTRUCTIONS.sub("", text, count=1), count=1)
-    return _RECALL.sub("", text, count=1)
+display_user_text = typed_text  # a stored user message as the user typed it
 
 
 def history_items(records: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:

@@ -140,3 +140,21 @@ def test_other_workspaces_are_separate(tmp_path: Path) -> None:
     b.mkdir()
     Session.create(a).close()
     assert list_sessions(b) == [] and latest_session(b) is None
+
+
+@pytest.mark.parametrize(
+    ("stored", "typed"),
+    [
+        ("fix it", "fix it"),
+        ("<instructions>\nrules\n</instructions>\n\nfix it", "fix it"),
+        ("<skills>\n- explore\n</skills>\n\nfix it", "fix it"),
+        ("<instructions>\nr\n</instructions>\n\n<skills>\n- x\n</skills>\n\nfix it", "fix it"),
+        ("fix it\n\n<memory-recall>\n- a note\n</memory-recall>", "fix it"),
+        ("plain </instructions>\n\n text", "plain </instructions>\n\n text"),
+        ("<instructions> never closed", "<instructions> never closed"),
+    ],
+)
+def test_typed_text_removes_only_the_hosts_additions(stored: str, typed: str) -> None:
+    from reasonix.agent.prompt import typed_text
+
+    assert typed_text(stored) == typed

@@ -5,65 +5,15 @@ is saved into ./reasonix.toml (D3), /help, /new and /exit work."""
 from __future__ import annotations
 
 import json
-import os
-import select
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 from e2e_task_env import clean_env, write_project
+from e2e_term import Term
 from fakes import FakeServer, ToolSpec, Turn
 
-pty = pytest.importorskip("pty")
-_CTTY = (
-    "import fcntl, os, sys, termios; fcntl.ioctl(0, termios.TIOCSCTTY, 0); "
-    "os.execv(sys.argv[1], sys.argv[1:])"
-)
-
-
-class Term:
-    """A child process on a pty; ``expect`` reads until a text appears."""
-
-    def __init__(self, argv: list[str], cwd: Path, env: dict[str, str]) -> None:
-        self.master, slave = pty.openpty()
-        # A new session whose controlling terminal is the pty, so ^C becomes SIGINT
-        # (done by a tiny exec wrapper: no preexec_fn in a threaded test process).
-        wrapper = [sys.executable, "-c", _CTTY, *argv]
-        self.proc = subprocess.Popen(
-            wrapper, cwd=cwd, env=env, stdin=slave, stdout=slave, stderr=slave,
-            start_new_session=True, close_fds=True,
-        )  # fmt: skip
-        os.close(slave)
-        self.seen = ""
-
-    def expect(self, text: str, timeout: float = 15) -> str:
-        deadline = time.monotonic() + timeout
-        while text not in self.seen:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise AssertionError(f"did not see {text!r}; screen so far:\n{self.seen}")
-            ready, _, _ = select.select([self.master], [], [], left)
-            if ready:
-                try:
-                    data = os.read(self.master, 4096)
-                except OSError:
-                    data = b""
-                if not data:
-                    raise AssertionError(f"terminal closed before {text!r}:\n{self.seen}")
-                self.seen += data.decode("utf-8", "replace")
-        head, _, self.seen = self.seen.partition(text)
-        return head
-
-    def send(self, text: str) -> None:
-        os.write(self.master, text.encode())
-
-    def close(self) -> int:
-        try:
-            return self.proc.wait(timeout=15)
-        finally:
-            os.close(self.master)
+pytest.importorskip("pty")
 
 
 def test_chat_cancel_approve_always_and_exit(tmp_path: Path) -> None:

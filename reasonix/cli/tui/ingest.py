@@ -13,6 +13,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from reasonix.agent.prompt import typed_text
 from reasonix.cli.safe_text import printable
 
 from .diff import EDIT_TOOLS, call_diff, proposed_diff
@@ -38,9 +39,6 @@ __all__ = [
 ]
 
 _CHOICE_KEYS = {"ONCE": "1", "SESSION": "2", "ALWAYS": "3", "DENY": "4"}
-_INSTRUCTIONS_END = "</instructions>\n\n"
-_RECALL_START = "\n\n<memory-recall>\n"
-_SKILLS_END = "</skills>\n\n"  # the host's skill index (agent/subagent/skills.py)
 
 
 def clean(text: str) -> str:
@@ -207,16 +205,6 @@ def _web_search(state: AppState, event: Any) -> None:
     state.transcript.add(card)
 
 
-def _user_text(text: str) -> str:
-    """A stored user message as the person typed it (no instructions, no skill index,
-    no recalled notes)."""
-    if text.startswith("<instructions>") and _INSTRUCTIONS_END in text:
-        text = text.split(_INSTRUCTIONS_END, 1)[1]
-    if text.startswith("<skills>") and _SKILLS_END in text:
-        text = text.split(_SKILLS_END, 1)[1]
-    return text.split(_RECALL_START, 1)[0]
-
-
 def blocks_from_messages(messages: list[Any]) -> list[Block]:
     """The transcript of a resumed session (``-c``): user turns, answers, thinking, cards."""
     blocks: list[Block] = []
@@ -224,7 +212,7 @@ def blocks_from_messages(messages: list[Any]) -> list[Block]:
     for m in messages:
         role = getattr(m.role, "value", str(m.role))
         if role == "user":
-            blocks.append(UserBlock(clean(_user_text(m.content))))
+            blocks.append(UserBlock(clean(typed_text(m.content))))
         elif role == "assistant":
             if m.reasoning:
                 r = ReasoningBlock(clean(m.reasoning))
