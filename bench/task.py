@@ -6,7 +6,8 @@ same task: read a file, edit it, run its test with bash, answer. Per run we
 measure:
 
 * **first request** — from spawning the process to the fake receiving the
-  first request (startup + config + setup cost);
+  first model request (startup + config + setup cost; a metadata GET such as
+  a local server's window probe does not count);
 * **overhead** — whole wall time minus the time the fake spent answering
   (what the agent itself costs, tools included);
 * **peak RSS** — ``ru_maxrss`` of the process from ``wait4``.
@@ -68,8 +69,8 @@ class TimedServer:
 
         def handle(h: Any) -> None:
             start = time.monotonic()
-            with self.lock:
-                if not self.first_at:
+            with self.lock:  # the first model request; a window probe's GET is no request
+                if not self.first_at and h.command == "POST":
                     self.first_at = start
             try:
                 inner(h)

@@ -17,7 +17,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 PKG = ROOT / "reasonix"
 
-CORE = "core"
+CORE = "core"  # reasonix.errors, reasonix.cancel, reasonix.lazy (deferred dataclasses)
 ALLOWED: dict[str, set[str]] = {
     "cli": {
         "serve",
@@ -67,7 +67,7 @@ def module_name(path: Path) -> str:
 
 def layer_of(module: str) -> str:
     parts = module.split(".")
-    if len(parts) == 1 or parts[1] in ("errors", "cancel", "__main__", "_version"):
+    if len(parts) == 1 or parts[1] in ("errors", "cancel", "lazy", "__main__", "_version"):
         return "cli" if len(parts) > 1 and parts[1] == "__main__" else CORE
     return parts[1]
 

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
 from typing import Any
+
+from reasonix.lazy import dataclass
 
 __all__ = ["MAX_LINE_BYTES", "Frame", "LineDecoder", "Oversize", "encode"]
 

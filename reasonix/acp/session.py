@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from reasonix.boot import Runtime, RuntimeOptions, build_runtime
 from reasonix.cancel import Cancel
 from reasonix.config.model import McpServerConfig
+from reasonix.lazy import dataclass, field
 
 from .client_io import SessionLink, ports_for
 from .commands import (

@@ -10,8 +10,9 @@ estimate before any request) and the extra cost at the model's prices
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
+
+from reasonix.lazy import dataclass
 
 __all__ = ["CacheBreak", "cached_prompt_tokens", "forecast"]
 

@@ -21,13 +21,13 @@ import shutil
 import subprocess
 import threading
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from reasonix.config.paths import project_slug, state_dir
 from reasonix.config.safe_read import TRANSCRIPT_LIMIT, read_text
 from reasonix.errors import SessionError
+from reasonix.lazy import dataclass, field
 
 __all__ = ["FILE_LIMIT", "CheckpointStore", "Turn", "TurnRecorder"]
 

@@ -52,7 +52,6 @@ from __future__ import annotations
 import math
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from reasonix.agent import compaction as cp
@@ -68,6 +67,7 @@ from reasonix.errors import (
     ProviderAPIError,
     ProviderError,
 )
+from reasonix.lazy import dataclass, field
 from reasonix.provider import Provider
 from reasonix.provider.types import ChunkKind, Message, Request, Role, ToolSchema, Usage
 

@@ -26,11 +26,11 @@ import signal
 import subprocess
 import threading
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from typing import Any
 
 from reasonix.config.hooks import HookSpec
 from reasonix.errors import ReasonixError
+from reasonix.lazy import dataclass, field
 from reasonix.tool.children import popen
 
 __all__ = ["CLAUDE_TOOL_NAMES", "HookOutcome", "HookRunner"]

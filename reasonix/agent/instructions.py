@@ -10,10 +10,10 @@ prompt, which must stay identical for every session of every project.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 from reasonix.config.safe_read import INSTRUCTIONS_LIMIT, read_bytes
+from reasonix.lazy import dataclass
 
 __all__ = [
     "FILE_CAP_BYTES",

@@ -14,9 +14,9 @@ import functools
 import json
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
+from reasonix.lazy import dataclass, field
 from reasonix.provider.types import Message, Role
 
 __all__ = ["KINDS", "LossReport", "extract", "loss_report"]

@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from typing import Any
 
 from reasonix.agent.compaction import SUMMARY_INSTRUCTION
 from reasonix.cancel import Cancel
 from reasonix.errors import ProviderError
+from reasonix.lazy import dataclass, field
 from reasonix.provider.types import Chunk, ChunkKind, Message, Request, Role, Usage
 
 __all__ = ["Divergence", "RecordedTurn", "Recording", "ReplayProvider", "normalise"]

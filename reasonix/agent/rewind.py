@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from reasonix.agent.checkpoints import CheckpointStore, Turn
 from reasonix.agent.session import copy_session, read_records
 from reasonix.errors import SessionError, UsageError
+from reasonix.lazy import dataclass, field
 
 __all__ = ["RewindResult", "agent_files", "rewind", "undo", "write_back"]
 

@@ -21,7 +21,6 @@ import json
 import os
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -29,6 +28,7 @@ from reasonix.agent.compaction import CHECKPOINT, message_from_record, parse_che
 from reasonix.config.paths import sessions_dir
 from reasonix.config.safe_read import LEASE_LIMIT, TRANSCRIPT_LIMIT, open_regular, read_bytes
 from reasonix.errors import SessionError
+from reasonix.lazy import dataclass
 from reasonix.provider.types import Message, Role
 
 __all__ = [

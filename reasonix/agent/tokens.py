@@ -23,9 +23,9 @@ import math
 import re
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
+from reasonix.lazy import dataclass
 from reasonix.provider.types import Message, ToolSchema
 
 __all__ = [

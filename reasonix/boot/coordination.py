@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +39,7 @@ from reasonix.agent.prompt import environment_summary
 from reasonix.agent.session import Session
 from reasonix.config.model import Config, ResolvedModel
 from reasonix.errors import ConfigError
+from reasonix.lazy import dataclass
 from reasonix.permission.modes import Decision
 from reasonix.plugin.mcp.tools import UseCapabilityTool
 from reasonix.tool import Registry, Tool, ToolContext

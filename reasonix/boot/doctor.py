@@ -18,13 +18,14 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 from reasonix.config import paths
 from reasonix.config.model import Config
 from reasonix.errors import ConfigError, MissingAPIKey, ProviderError, ReasonixError
+from reasonix.lazy import dataclass
 
 __all__ = ["Check", "run_checks"]
 

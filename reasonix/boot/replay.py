@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import shutil
 import tempfile
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +23,7 @@ from reasonix.agent.rewind import RewindResult, agent_files, write_back
 from reasonix.agent.session import read_records
 from reasonix.cancel import Cancel
 from reasonix.config.paths import sessions_dir
+from reasonix.lazy import dataclass, field
 from reasonix.permission import ApprovalChoice
 
 from .options import RuntimeOptions

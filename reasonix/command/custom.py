@@ -31,12 +31,12 @@ from __future__ import annotations
 import os
 import re
 import stat
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from reasonix.command.api import CommandResult
 from reasonix.command.args import split_args
 from reasonix.command.registry import Command
+from reasonix.lazy import dataclass, field
 
 __all__ = [
     "MAX_FILE_BYTES",

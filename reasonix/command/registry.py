@@ -22,12 +22,12 @@ frontend what to do (show text, send a prompt, open a picker, confirm, leave).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from reasonix.command.api import CommandHost, CommandResult, Completion
 from reasonix.errors import ReasonixError
+from reasonix.lazy import dataclass
 
 if TYPE_CHECKING:
     from reasonix.command.custom import CommandDir

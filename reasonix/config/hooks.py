@@ -22,12 +22,12 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from reasonix.config.safe_read import read_bytes
 from reasonix.errors import ConfigError
+from reasonix.lazy import dataclass
 
 __all__ = ["HOOK_EVENTS", "HookSpec", "hooks_from_data", "hooks_from_json_file"]
 

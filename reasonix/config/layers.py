@@ -9,13 +9,13 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from reasonix.config.safe_read import CONFIG_LIMIT, read_text
 from reasonix.config.tomlparse import find_key_line, loads
 from reasonix.errors import ConfigError
+from reasonix.lazy import dataclass
 
 __all__ = ["FLAG", "Layer", "check_fields", "check_type", "describe_type", "read_layer"]
 

@@ -6,11 +6,11 @@ classes only hold effective values with their documented defaults (CFG-8).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 from reasonix.config.hooks import HookSpec
 from reasonix.errors import ConfigError
+from reasonix.lazy import dataclass, field
 
 __all__ = [
     "AgentConfig",

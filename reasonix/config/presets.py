@@ -10,10 +10,10 @@ provider overrides them, and unknown models simply have no price.
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass
 from typing import Any
 
 from reasonix.config.model import ModelOverride, ProviderConfig
+from reasonix.lazy import dataclass
 
 __all__ = ["PRESETS", "Price", "preset", "preset_names", "presets", "price_for", "price_of"]
 

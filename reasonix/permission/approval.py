@@ -16,10 +16,10 @@ import os
 import shlex
 import threading
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from typing import Any
 
 from reasonix.errors import ConfigError, ReasonixError
+from reasonix.lazy import dataclass, field
 from reasonix.permission.modes import Decision, Mode
 from reasonix.permission.policy import Policy, Verdict, conservative_prefix_rule
 from reasonix.permission.rules import parse_rule

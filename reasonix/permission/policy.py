@@ -17,11 +17,12 @@ import os
 import posixpath
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 from urllib.parse import urlsplit
 
 from reasonix.errors import ConfigError
+from reasonix.lazy import dataclass
 from reasonix.permission.bash import BashAnalysis, Kind, Segment, analyze
 from reasonix.permission.modes import Decision, Mode, parse_mode
 from reasonix.permission.rules import (

@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import posixpath
 import re
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from reasonix.errors import ConfigError
+from reasonix.lazy import dataclass
 
 __all__ = [
     "EDIT_TOOLS",

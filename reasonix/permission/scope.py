@@ -14,7 +14,8 @@ import enum
 import os
 import shlex
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+
+from reasonix.lazy import dataclass, field
 
 __all__ = ["ScopeChoice", "ScopeGate", "ScopeOutcome", "ScopeRequest"]
 

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 from reasonix.cancel import Cancel
 from reasonix.errors import MissingAPIKey, ProviderAPIError, ProviderError, ProviderStreamError
+from reasonix.lazy import dataclass, field
 from reasonix.provider.http import HTTPClient, StreamResponse, vendor_message
 from reasonix.provider.sse import ServerSentEvent, SSEDecoder
 from reasonix.provider.types import Chunk, Request, ToolCall

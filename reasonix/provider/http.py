@@ -29,7 +29,6 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from reasonix import __version__
@@ -43,6 +42,7 @@ from reasonix.errors import (
     ProviderTimeout,
     ReasonixError,
 )
+from reasonix.lazy import dataclass
 from reasonix.provider.netio import SocketSlot, build_opener
 
 __all__ = [

@@ -30,10 +30,10 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote, urlsplit, urlunsplit
 
+from reasonix.lazy import dataclass
 from reasonix.provider.http import USER_AGENT
 
 __all__ = [

@@ -7,8 +7,9 @@ a provider turns it into wire bytes and yields :class:`Chunk` values back.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
 from typing import Any
+
+from reasonix.lazy import dataclass, field
 
 __all__ = [
     "Chunk",

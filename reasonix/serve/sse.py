@@ -12,7 +12,8 @@ the field). A line starting with ``:`` is a comment: used as a keep-alive.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+
+from reasonix.lazy import dataclass
 
 __all__ = ["SseEvent", "comment", "encode"]
 

@@ -11,12 +11,12 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from reasonix.cancel import Cancel
 from reasonix.errors import ConfigError
+from reasonix.lazy import dataclass, field
 
 from .ports import ToolPorts
 

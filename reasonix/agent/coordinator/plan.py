@@ -15,12 +15,13 @@ import os
 import re
 import time
 from collections.abc import Callable, Generator, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Protocol
 
 from reasonix.cancel import Cancel
 from reasonix.config.paths import sessions_dir
+from reasonix.lazy import dataclass, field
 from reasonix.permission.approval import ApprovalChoice, ApprovalRequest
 
 from ..directives import PLAN_HEADINGS

@@ -28,12 +28,13 @@ import secrets
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from reasonix.config.safe_read import MEMORY_LIMIT, read_text
 from reasonix.errors import ToolError
+from reasonix.lazy import dataclass
 
 __all__ = [
     "FACT_TYPES",

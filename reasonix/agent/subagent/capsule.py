@@ -15,9 +15,11 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
+
+from reasonix.lazy import dataclass, field
 
 __all__ = ["INHERITED", "ContextCapsule", "digest", "write_sidecar"]
 

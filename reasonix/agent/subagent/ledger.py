@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from reasonix.errors import PathDenied
+from reasonix.lazy import dataclass, field
 from reasonix.tool.paths import real_path
 
 from ..events import Event, ToolEnd, ToolStart

@@ -23,9 +23,9 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
+from reasonix.lazy import dataclass
 from reasonix.tool import Registry, ToolContext
 
 from .claims import WriteClaim

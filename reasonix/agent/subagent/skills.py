@@ -22,10 +22,10 @@ import os
 import re
 import stat
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from reasonix.command.custom import FrontmatterError, parse
+from reasonix.lazy import dataclass, field
 
 __all__ = [
     "RESOURCE_DIRS",

@@ -16,12 +16,12 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from reasonix.cancel import Cancel
 from reasonix.errors import ReasonixError, ToolError
+from reasonix.lazy import dataclass, field
 from reasonix.tool import canonical_json
 
 from ..events import ApprovalRequested, Done, Error

@@ -19,10 +19,10 @@ import os
 import shutil
 import sys
 import tempfile
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from reasonix.errors import ConfigError, SandboxUnavailable
+from reasonix.lazy import dataclass, field
 from reasonix.permission.sandbox.bwrap import bwrap_argv, probe
 from reasonix.permission.sandbox.env import is_credential_var, scrub_env
 from reasonix.permission.sandbox.seatbelt import SANDBOX_EXEC, seatbelt_argv, seatbelt_profile

@@ -22,11 +22,11 @@ import hashlib
 import re
 import secrets
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote, urlencode, urlsplit, urlunsplit
 
 from reasonix.errors import PluginError
+from reasonix.lazy import dataclass, field
 from reasonix.plugin.mcp.httpwire import same_origin
 
 __all__ = [

@@ -12,11 +12,11 @@ from __future__ import annotations
 import itertools
 import threading
 from collections.abc import Callable, Collection
-from dataclasses import dataclass, field
 from typing import Any
 
 from reasonix.cancel import Cancel
 from reasonix.errors import Cancelled, PluginError
+from reasonix.lazy import dataclass, field
 from reasonix.plugin.mcp.errors import ConnectionLost, HttpStatusError, McpTimeout, RpcError
 from reasonix.plugin.mcp.jsonrpc import (
     INTERNAL_ERROR,

@@ -23,9 +23,9 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from reasonix.cancel import Cancel
+from reasonix.lazy import dataclass
 from reasonix.tool.children import popen
 
 __all__ = [

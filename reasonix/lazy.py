@@ -1,0 +1,136 @@
+"""Deferred construction for module bodies on the start-up path (issue 20).
+
+Python's :func:`dataclasses.dataclass` writes and compiles the source of
+``__init__``, ``__repr__``, ``__eq__`` (and ``__setattr__``/``__hash__`` when
+frozen) for every class the moment its module is imported: a few hundred
+microseconds each, and a run imports close to two hundred of them while only
+a fraction is ever instantiated. :func:`dataclass` here records the options
+and leaves the class as it is; the real :func:`dataclasses.dataclass` runs on
+that class, in place, the first time anything needs it:
+
+* the first instance (a small stand-in ``__init__`` builds the class, then
+  calls the real one);
+* the first look at ``__dataclass_fields__``, which is what
+  :func:`dataclasses.fields`, :func:`dataclasses.is_dataclass`,
+  :func:`dataclasses.asdict` and :func:`dataclasses.replace` read (a
+  class-level descriptor builds it), including a subclass's processing of
+  its bases.
+
+So every instance is a finished dataclass with the same ``__init__``,
+``__repr__``, ``__eq__``, ``__hash__``, ordering and frozenness as before.
+One option is not kept: ``slots=True`` makes a *new* class, which cannot be
+done in place, so lazily built classes have a ``__dict__``.
+
+:func:`field` takes the same arguments as :func:`dataclasses.field`, so the
+dataclasses module (and the ``inspect`` module it imports) is not loaded
+before the first class is built. :class:`Pattern` defers ``re.compile`` the
+same way. Type checkers see the real :mod:`dataclasses` API.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import TYPE_CHECKING, Any
+
+__all__ = ["Pattern", "build", "dataclass", "field"]
+
+_LOCK = threading.RLock()  # a class is built once, whichever thread gets there first
+_FIELDS = "__dataclass_fields__"
+
+
+class _FieldSpec:
+    """The arguments of a :func:`field` call, turned into a real field at build time."""
+
+    __slots__ = ("kwargs",)
+
+    def __init__(self, kwargs: dict[str, Any]) -> None:
+        self.kwargs = kwargs
+
+
+class _Pending:
+    """Stands in for ``__dataclass_fields__`` until the class is built."""
+
+    __slots__ = ("options", "own_init", "owner")
+
+    def __init__(self, owner: type, options: dict[str, Any], own_init: Any) -> None:
+        self.owner, self.options, self.own_init = owner, options, own_init
+
+    def __get__(self, obj: object, cls: type | None = None) -> Any:
+        build(self.owner)
+        return self.owner.__dict__[_FIELDS]
+
+
+def build(cls: type) -> type:
+    """Run the deferred :func:`dataclasses.dataclass` on ``cls`` now (idempotent)."""
+    pending = cls.__dict__.get(_FIELDS)
+    if not isinstance(pending, _Pending):
+        return cls
+    with _LOCK:
+        pending = cls.__dict__.get(_FIELDS)
+        if not isinstance(pending, _Pending):
+            return cls
+        import dataclasses
+
+        for base in cls.__mro__[1:]:  # bases first: their fields are inherited
+            build(base)
+        delattr(cls, _FIELDS)
+        if "__init__" in cls.__dict__:
+            delattr(cls, "__init__")
+        if pending.own_init is not None:
+            type.__setattr__(cls, "__init__", pending.own_init)
+        specs = [(k, v) for k, v in cls.__dict__.items() if isinstance(v, _FieldSpec)]
+        for name, spec in specs:
+            type.__setattr__(cls, name, dataclasses.field(**spec.kwargs))
+        dataclasses.dataclass(cls, **pending.options)
+    return cls
+
+
+def _defer(cls: type, options: dict[str, Any]) -> type:
+    options = {k: v for k, v in options.items() if k != "slots"}  # see the module docstring
+    own_init = cls.__dict__.get("__init__")  # a hand-written one wins, as with dataclasses
+
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        build(cls)
+        cls.__init__(self, *args, **kwargs)  # type: ignore[misc]
+
+    __init__.__qualname__ = f"{cls.__qualname__}.__init__"
+    type.__setattr__(cls, "__init__", __init__)
+    type.__setattr__(cls, _FIELDS, _Pending(cls, options, own_init))
+    return cls
+
+
+if TYPE_CHECKING:
+    from dataclasses import dataclass, field
+else:
+
+    def dataclass(cls: type | None = None, /, **options: Any) -> Any:
+        """:func:`dataclasses.dataclass`, built on first use (see the module docstring)."""
+        if cls is None:
+            return lambda c: _defer(c, options)
+        return _defer(cls, options)
+
+    def field(**kwargs: Any) -> Any:
+        """:func:`dataclasses.field` for a class made with :func:`dataclass` above."""
+        return _FieldSpec(kwargs)
+
+
+class Pattern:
+    """A regular expression compiled on first use; the methods of ``re.Pattern``."""
+
+    __slots__ = ("_compiled", "flags", "pattern")
+
+    def __init__(self, pattern: str, flags: int = 0) -> None:
+        self.pattern, self.flags = pattern, flags
+        self._compiled: Any = None
+
+    def compiled(self) -> Any:
+        """The ``re.Pattern`` (compiled now if it was not yet)."""
+        got = self._compiled
+        if got is None:
+            import re
+
+            got = self._compiled = re.compile(self.pattern, self.flags)
+        return got
+
+    def __getattr__(self, name: str) -> Any:  # match, search, sub, finditer, groupindex …
+        return getattr(self.compiled(), name)
