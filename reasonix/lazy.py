@@ -30,7 +30,11 @@ same way. Type checkers see the real :mod:`dataclasses` API.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import re
 
 __all__ = ["Pattern", "build", "dataclass", "field"]
 
@@ -115,15 +119,15 @@ else:
 
 
 class Pattern:
-    """A regular expression compiled on first use; the methods of ``re.Pattern``."""
+    """A ``str`` regular expression compiled on first use, with the methods of ``re.Pattern``."""
 
     __slots__ = ("_compiled", "flags", "pattern")
 
     def __init__(self, pattern: str, flags: int = 0) -> None:
         self.pattern, self.flags = pattern, flags
-        self._compiled: Any = None
+        self._compiled: re.Pattern[str] | None = None
 
-    def compiled(self) -> Any:
+    def compiled(self) -> re.Pattern[str]:
         """The ``re.Pattern`` (compiled now if it was not yet)."""
         got = self._compiled
         if got is None:
@@ -132,5 +136,36 @@ class Pattern:
             got = self._compiled = re.compile(self.pattern, self.flags)
         return got
 
-    def __getattr__(self, name: str) -> Any:  # match, search, sub, finditer, groupindex …
-        return getattr(self.compiled(), name)
+    def match(self, string: str, *span: int) -> re.Match[str] | None:
+        """``re.Pattern.match``."""
+        return self.compiled().match(string, *span)
+
+    def fullmatch(self, string: str, *span: int) -> re.Match[str] | None:
+        """``re.Pattern.fullmatch``."""
+        return self.compiled().fullmatch(string, *span)
+
+    def search(self, string: str, *span: int) -> re.Match[str] | None:
+        """``re.Pattern.search``."""
+        return self.compiled().search(string, *span)
+
+    def findall(self, string: str, *span: int) -> list[Any]:
+        """``re.Pattern.findall``."""
+        return self.compiled().findall(string, *span)
+
+    def finditer(self, string: str, *span: int) -> Iterator[re.Match[str]]:
+        """``re.Pattern.finditer``."""
+        return self.compiled().finditer(string, *span)
+
+    def split(self, string: str, maxsplit: int = 0) -> list[str | Any]:
+        """``re.Pattern.split``."""
+        return self.compiled().split(string, maxsplit)
+
+    def sub(self, repl: str | Callable[[re.Match[str]], str], string: str, count: int = 0) -> str:
+        """``re.Pattern.sub``."""
+        return self.compiled().sub(repl, string, count)
+
+    def subn(
+        self, repl: str | Callable[[re.Match[str]], str], string: str, count: int = 0
+    ) -> tuple[str, int]:
+        """``re.Pattern.subn``."""
+        return self.compiled().subn(repl, string, count)

@@ -12,10 +12,9 @@ newline inside strings, so a message never spans lines.
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
-from reasonix.lazy import dataclass
+from reasonix.lazy import Pattern, dataclass
 
 __all__ = ["MAX_LINE_BYTES", "Frame", "LineDecoder", "Oversize", "encode"]
 
@@ -34,7 +33,7 @@ class Oversize:
 Frame = bytes | Oversize
 
 # json.dumps escapes C0 itself; these it leaves raw with ensure_ascii=False.
-_UNSAFE = re.compile("[\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+_UNSAFE = Pattern("[\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 
 
 class LineDecoder:

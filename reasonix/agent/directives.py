@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 
-from reasonix.lazy import dataclass
+from reasonix.lazy import Pattern, dataclass
 
 __all__ = [
     "APPROVALS",
@@ -118,10 +118,10 @@ PLAN_HEADINGS: dict[str, str] = {
     "acceptance criteria": "acceptance", "acceptance": "acceptance", "验收标准": "acceptance",
     "verification": "verification", "verification commands": "verification", "验证": "verification",
 }  # fmt: skip
-_FENCE = re.compile(r"```.*?(?:```|$)", re.S)
+_FENCE = Pattern(r"```.*?(?:```|$)", re.S)
 _QUOTE_PAIRS = (("\u201c", "\u201d"), ("\u2018", "\u2019"), ("\u300c", "\u300d"),
                 ("\u300e", "\u300f"), ("\u00ab", "\u00bb"), ("`", "`"), ('"', '"'))  # fmt: skip
-_SINGLE = re.compile(r"(?<![\w'])'[^'\n]*'(?![\w'])")
+_SINGLE = Pattern(r"(?<![\w'])'[^'\n]*'(?![\w'])")
 _PLACEHOLDER = " QUOTED "  # a quote reads as one word: it neither opens nor closes a clause
 
 

@@ -11,14 +11,13 @@ blocks, a compaction at another point, a reply the recording does not have.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from typing import Any
 
 from reasonix.agent.compaction import SUMMARY_INSTRUCTION
 from reasonix.cancel import Cancel
 from reasonix.errors import ProviderError
-from reasonix.lazy import dataclass, field
+from reasonix.lazy import Pattern, dataclass, field
 from reasonix.provider.types import Chunk, ChunkKind, Message, Request, Role, Usage
 
 __all__ = ["Divergence", "RecordedTurn", "Recording", "ReplayProvider", "normalise"]
@@ -136,7 +135,7 @@ class ReplayProvider:
         yield Chunk(ChunkKind.DONE, finish_reason=reason, reasoning_meta=reply.reasoning_meta)
 
 
-_NUMBER = re.compile(r"\d+(?:\.\d+)?")
+_NUMBER = Pattern(r"\d+(?:\.\d+)?")
 
 
 def normalise(text: str, workspaces: tuple[str, ...]) -> str:

@@ -27,12 +27,13 @@ from typing import Any
 
 from reasonix.cli.safe_text import printable
 from reasonix.config.safe_read import CONFIG_LIMIT, read_text
+from reasonix.lazy import Pattern
 
 __all__ = ["configure", "execute"]
 
-_HEADER = re.compile(r"^\s*\[")
-_SERVER_TABLE = re.compile(r"^\s*\[\[\s*(mcp\s*\.\s*servers|plugins)\s*\]\]\s*(#.*)?$")
-_SUB_TABLE = re.compile(r"^\s*\[\s*(mcp\s*\.\s*servers|plugins)\s*\.")
+_HEADER = Pattern(r"^\s*\[")
+_SERVER_TABLE = Pattern(r"^\s*\[\[\s*(mcp\s*\.\s*servers|plugins)\s*\]\]\s*(#.*)?$")
+_SUB_TABLE = Pattern(r"^\s*\[\s*(mcp\s*\.\s*servers|plugins)\s*\.")
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

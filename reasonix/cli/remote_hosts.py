@@ -7,7 +7,6 @@ and nothing else.
 
 from __future__ import annotations
 
-import re
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -17,11 +16,12 @@ from reasonix.config.atomic import write_atomic
 from reasonix.config.tomledit import upsert_array_entry
 from reasonix.config.tomlparse import loads
 from reasonix.errors import ConfigError, UsageError
+from reasonix.lazy import Pattern
 from reasonix.remote.ssh import Host, validate_host
 
 __all__ = ["find_host", "from_ssh_config", "load_hosts", "parse_target", "remove_host", "save_host"]
 
-_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}\Z")
+_NAME = Pattern(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}\Z")
 TABLE = "remote.hosts"
 
 

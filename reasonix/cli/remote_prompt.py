@@ -8,15 +8,15 @@ fingerprint and the way to accept it (``--trust FINGERPRINT``).
 from __future__ import annotations
 
 import getpass
-import re
 import sys
 
 from reasonix.cli.safe_text import printable
+from reasonix.lazy import Pattern
 from reasonix.remote.askpass import PromptCallback
 
 __all__ = ["fingerprint", "make_prompt"]
 
-_FP = re.compile(r"SHA256:[A-Za-z0-9+/=]+")
+_FP = Pattern(r"SHA256:[A-Za-z0-9+/=]+")
 
 
 def fingerprint(text: str) -> str:

@@ -24,16 +24,18 @@ import json
 import re
 from typing import Any
 
+from reasonix.lazy import Pattern
+
 __all__ = ["json_line", "printable"]
 
 # C0 controls except TAB and LF, DEL, C1 controls, the bidi embedding /
 # override / isolate controls, and lone surrogates (undecodable bytes kept
 # by surrogateescape; writing them to a UTF-8 stream would raise).
 _UNSAFE_CLASS = "\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff"
-_UNSAFE = re.compile(f"\r\n|[{_UNSAFE_CLASS}]")
-_UNSAFE_FLAT = re.compile(f"[{_UNSAFE_CLASS}\t\n]")
+_UNSAFE = Pattern(f"\r\n|[{_UNSAFE_CLASS}]")
+_UNSAFE_FLAT = Pattern(f"[{_UNSAFE_CLASS}\t\n]")
 # The same set minus C0 (json.dumps escapes C0 itself), for JSON text.
-_UNSAFE_JSON = re.compile("[\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+_UNSAFE_JSON = Pattern("[\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 
 
 def _visible(char: str) -> str:

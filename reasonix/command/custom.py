@@ -36,7 +36,7 @@ from pathlib import Path
 from reasonix.command.api import CommandResult
 from reasonix.command.args import split_args
 from reasonix.command.registry import Command
-from reasonix.lazy import dataclass, field
+from reasonix.lazy import Pattern, dataclass, field
 
 __all__ = [
     "MAX_FILE_BYTES",
@@ -54,9 +54,9 @@ MAX_FILE_BYTES = 64 * 1024  # a prompt template; anything bigger is a mistake
 MAX_FILES = 1000  # per directory tree
 MAX_DEPTH = 8  # namespace levels
 _DESCRIPTION_LEN = 80
-_KEY = re.compile(r"^([A-Za-z][A-Za-z0-9_-]*)\s*:(.*)$")
-_PART = re.compile(r"^[\w][\w.-]*$")  # one name component: letters, digits, _ . -
-_PLACEHOLDER = re.compile(r"\$(\$|ARGUMENTS|[1-9][0-9]*)")
+_KEY = Pattern(r"^([A-Za-z][A-Za-z0-9_-]*)\s*:(.*)$")
+_PART = Pattern(r"^[\w][\w.-]*$")  # one name component: letters, digits, _ . -
+_PLACEHOLDER = Pattern(r"\$(\$|ARGUMENTS|[1-9][0-9]*)")
 
 
 class FrontmatterError(ValueError):

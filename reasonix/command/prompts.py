@@ -10,7 +10,6 @@ sent as the user turn, exactly like typed input.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -18,10 +17,11 @@ from reasonix.command.api import CommandHost, CommandResult
 from reasonix.command.args import split_args
 from reasonix.command.registry import Command
 from reasonix.errors import ReasonixError, UsageError
+from reasonix.lazy import Pattern
 
 __all__ = ["argument_hint", "command_name", "map_arguments", "prompt_commands"]
 
-_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
+_UNSAFE = Pattern(r"[^A-Za-z0-9_-]")
 
 
 def command_name(server: str, prompt: str) -> str:

@@ -39,7 +39,6 @@ offers MCP resources next to the top-level entries.
 from __future__ import annotations
 
 import os
-import re
 import stat
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
@@ -47,6 +46,7 @@ from typing import Any
 
 from reasonix.command.api import Completion
 from reasonix.errors import PathDenied
+from reasonix.lazy import Pattern
 
 __all__ = [
     "DIR_ENTRIES",
@@ -70,8 +70,8 @@ _NOISE = frozenset(
 )  # fmt: skip
 _TRAILING = ".,;:!?)]}'\""
 # @ after the start, whitespace or an opening bracket; a quoted path or a run of non-space.
-_REF = re.compile(r'(?:^|(?<=[\s(\[{]))@(?:"([^"\n]+)"|(\S+))')
-_RESOURCE = re.compile(r"^([A-Za-z0-9_.-]+):([A-Za-z][A-Za-z0-9+.-]*:\S+)$")
+_REF = Pattern(r'(?:^|(?<=[\s(\[{]))@(?:"([^"\n]+)"|(\S+))')
+_RESOURCE = Pattern(r"^([A-Za-z0-9_.-]+):([A-Za-z][A-Za-z0-9+.-]*:\S+)$")
 
 ReadResource = Callable[[str, str], str]
 

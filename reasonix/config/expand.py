@@ -13,12 +13,13 @@ import re
 from collections.abc import Callable, Mapping
 
 from reasonix.errors import ConfigError
+from reasonix.lazy import Pattern
 
 __all__ = ["Lookup", "chain_lookup", "environ_lookup", "expand_vars"]
 
 Lookup = Callable[[str], "str | None"]
 
-_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+_REF = Pattern(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
 
 def expand_vars(

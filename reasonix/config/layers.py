@@ -7,7 +7,6 @@ error can name the file, the line and the key — never a traceback.
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -15,7 +14,7 @@ from typing import Any
 from reasonix.config.safe_read import CONFIG_LIMIT, read_text
 from reasonix.config.tomlparse import find_key_line, loads
 from reasonix.errors import ConfigError
-from reasonix.lazy import dataclass
+from reasonix.lazy import Pattern, dataclass
 
 __all__ = ["FLAG", "Layer", "check_fields", "check_type", "describe_type", "read_layer"]
 
@@ -69,8 +68,8 @@ def read_layer(path: Path) -> Layer | None:
 # RFC 9110 §5.1/§5.5: a field name is a token; a value holds no CR, LF, NUL or
 # other control character (HTAB aside). Anything else would inject a header or
 # break the request, and urllib reports it only as a connection failure.
-_HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
-_HEADER_VALUE_BAD = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
+_HEADER_NAME = Pattern(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+_HEADER_VALUE_BAD = Pattern(r"[\x00-\x08\x0a-\x1f\x7f]")
 
 
 def header_problem(name: str, value: str) -> str | None:

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import hashlib
 import os
-import re
 from pathlib import Path
+
+from reasonix.lazy import Pattern
 
 __all__ = [
     "CONTROL_VARIABLES",
@@ -116,7 +117,7 @@ def sessions_dir(workspace: Path) -> Path:
     return state_dir() / "sessions" / project_slug(workspace)
 
 
-_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+_UNSAFE = Pattern(r"[^A-Za-z0-9._-]+")
 _SLUG_TAIL = 48  # keep the end of long paths: the project name is the readable part
 
 

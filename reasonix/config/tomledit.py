@@ -10,7 +10,6 @@ the atomic write, so an edit can never leave a broken file behind.
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -19,7 +18,7 @@ from reasonix.config.atomic import write_atomic
 from reasonix.config.safe_read import CONFIG_LIMIT, read_text
 from reasonix.config.tomlparse import key_of, loads, split_header
 from reasonix.errors import ConfigError
-from reasonix.lazy import dataclass
+from reasonix.lazy import Pattern, dataclass
 
 __all__ = [
     "append_to_array",
@@ -30,7 +29,7 @@ __all__ = [
     "upsert_array_entry",
 ]
 
-_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+\Z")
+_BARE_KEY = Pattern(r"[A-Za-z0-9_-]+\Z")
 
 
 def _dump_str(text: str) -> str:

@@ -15,14 +15,13 @@ from __future__ import annotations
 
 import os
 import posixpath
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import Any
 from urllib.parse import urlsplit
 
 from reasonix.errors import ConfigError
-from reasonix.lazy import dataclass
+from reasonix.lazy import Pattern, dataclass
 from reasonix.permission.bash import BashAnalysis, Kind, Segment, analyze
 from reasonix.permission.modes import Decision, Mode, parse_mode
 from reasonix.permission.rules import (
@@ -404,13 +403,13 @@ def _git_words(seg: Segment) -> tuple[str, ...]:
     return ("git", *seg.argv[k:]) if k > 1 else ()
 
 
-_IFS_RE = re.compile(r"\$\{IFS\}|\$IFS(?![A-Za-z0-9_])")
+_IFS_RE = Pattern(r"\$\{IFS\}|\$IFS(?![A-Za-z0-9_])")
 
 
 # Crude word runs for nested commands the parser cannot see into (stdin-fed shells,
 # unsupported syntax such as `case`, `function`, `coproc`): split at shell punctuation
 # and quotes, drop leading keywords. Only deny/ask rules use them (a false hit is safe).
-_CRUDE_SPLIT_RE = re.compile(r"[;&|(){}\n`$<>'\"]+")
+_CRUDE_SPLIT_RE = Pattern(r"[;&|(){}\n`$<>'\"]+")
 _CRUDE_KEYWORDS = frozenset(
     {
         "if",

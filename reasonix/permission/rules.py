@@ -22,7 +22,7 @@ from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from reasonix.errors import ConfigError
-from reasonix.lazy import dataclass
+from reasonix.lazy import Pattern, dataclass
 
 __all__ = [
     "EDIT_TOOLS",
@@ -94,9 +94,9 @@ _TOOL_SUBJECT: dict[str, SubjectKind] = {
 }
 
 _PATH_KEYS = ("path", "file_path", "notebook_path")
-_PROC_ROOT_RE = re.compile(r"/proc/(?:self|thread-self|[0-9]+)(?:/task/[0-9]+)?/root(?=/|$)")
-_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*")
-_MCP_SERVER_RE = re.compile(r"mcp__([A-Za-z0-9_.\-]+?)(?:__\*)?")
+_PROC_ROOT_RE = Pattern(r"/proc/(?:self|thread-self|[0-9]+)(?:/task/[0-9]+)?/root(?=/|$)")
+_NAME_RE = Pattern(r"[A-Za-z_][A-Za-z0-9_.\-]*")
+_MCP_SERVER_RE = Pattern(r"mcp__([A-Za-z0-9_.\-]+?)(?:__\*)?")
 
 
 @dataclass(frozen=True)

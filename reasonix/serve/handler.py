@@ -25,12 +25,12 @@ Routes (``{id}`` is a session id)::
 from __future__ import annotations
 
 import json
-import re
 from http.server import BaseHTTPRequestHandler
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlsplit
 
 from reasonix.errors import ConfigError, ReasonixError, UsageError
+from reasonix.lazy import Pattern
 
 from .hub import pump
 from .manager import NotFound
@@ -56,7 +56,7 @@ SECURITY_HEADERS = (
 )  # fmt: skip
 PING_SECONDS = 15.0  # keep-alive comment on an idle stream (proxies drop silent ones)
 WRITE_TIMEOUT = 30.0  # a tab that takes nothing for this long is dropped
-_SESSION = re.compile(r"\A/api/sessions/([^/]+)(?:/([a-z]+))?\Z")
+_SESSION = Pattern(r"\A/api/sessions/([^/]+)(?:/([a-z]+))?\Z")
 
 
 class HttpError(Exception):

@@ -9,7 +9,6 @@ the first time the browser touches it.
 
 from __future__ import annotations
 
-import re
 import threading
 import time
 from pathlib import Path
@@ -18,12 +17,13 @@ from typing import Any
 from reasonix.agent.session import find_session, list_sessions
 from reasonix.boot import PERMISSION_MODES, RuntimeOptions, build_runtime
 from reasonix.errors import ReasonixError, SessionError
+from reasonix.lazy import Pattern
 
 from .slot import Busy, Slot
 
 __all__ = ["Manager", "NotFound"]
 
-_ID = re.compile(r"\A[A-Za-z0-9][A-Za-z0-9._-]{0,99}\Z")
+_ID = Pattern(r"\A[A-Za-z0-9][A-Za-z0-9._-]{0,99}\Z")
 
 
 class NotFound(ReasonixError):

@@ -11,13 +11,11 @@ the field). A line starting with ``:`` is a comment: used as a keep-alive.
 
 from __future__ import annotations
 
-import re
-
-from reasonix.lazy import dataclass
+from reasonix.lazy import Pattern, dataclass
 
 __all__ = ["SseEvent", "comment", "encode"]
 
-_NEWLINES = re.compile(r"\r\n|\r|\n")
+_NEWLINES = Pattern(r"\r\n|\r|\n")
 
 
 @dataclass(frozen=True)

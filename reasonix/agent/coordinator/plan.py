@@ -21,7 +21,7 @@ from typing import Any, Protocol
 
 from reasonix.cancel import Cancel
 from reasonix.config.paths import sessions_dir
-from reasonix.lazy import dataclass, field
+from reasonix.lazy import Pattern, dataclass, field
 from reasonix.permission.approval import ApprovalChoice, ApprovalRequest
 
 from ..directives import PLAN_HEADINGS
@@ -37,9 +37,9 @@ __all__ = [
     "parse_plan",
 ]
 
-_PLAN_BLOCK = re.compile(r"<plan>(.*?)(?:</plan>|$)", re.S | re.I)
-_HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.+?)\s*#*\s*$")
-_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(.*\S)\s*$")
+_PLAN_BLOCK = Pattern(r"<plan>(.*?)(?:</plan>|$)", re.S | re.I)
+_HEADING = Pattern(r"^\s{0,3}#{1,6}\s+(.+?)\s*#*\s*$")
+_ITEM = Pattern(r"^\s*(?:[-*+]|\d+[.)])\s+(.*\S)\s*$")
 # Statuses a later turn may still approve: pending waits for approval, saved came from plan-only.
 APPROVABLE = ("pending", "saved")
 

@@ -23,7 +23,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import re
 import secrets
 import threading
 import time
@@ -34,7 +33,7 @@ from typing import Any
 
 from reasonix.config.safe_read import MEMORY_LIMIT, read_text
 from reasonix.errors import ToolError
-from reasonix.lazy import dataclass
+from reasonix.lazy import Pattern, dataclass
 
 __all__ = [
     "FACT_TYPES",
@@ -51,8 +50,8 @@ __all__ = [
 FACT_TYPES = ("user", "feedback", "project", "reference")
 SCOPES = ("project", "global")
 MAX_FACT_CHARS = 8000  # hard cap on one fact; the write policy's "bounded" limit is lower
-_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
-_ARCHIVED = re.compile(r"^(?P<id>[A-Za-z0-9][A-Za-z0-9_-]{0,63})\.r(?P<rev>[0-9]{1,9})\.md$")
+_ID = Pattern(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
+_ARCHIVED = Pattern(r"^(?P<id>[A-Za-z0-9][A-Za-z0-9_-]{0,63})\.r(?P<rev>[0-9]{1,9})\.md$")
 _FIELDS = ("id", "revision", "type", "scope", "title", "created_at", "updated_at")
 
 

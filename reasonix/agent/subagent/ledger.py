@@ -11,12 +11,11 @@ succeeded on it. Completion reports are judged against these receipts
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from typing import Any
 
 from reasonix.errors import PathDenied
-from reasonix.lazy import dataclass, field
+from reasonix.lazy import Pattern, dataclass, field
 from reasonix.tool.paths import real_path
 
 from ..events import Event, ToolEnd, ToolStart
@@ -36,7 +35,7 @@ PATH_WRITERS: dict[str, tuple[str, ...]] = {
 PATH_READERS: dict[str, str] = {
     "read_file": "path", "ls": "path", "glob": "path", "grep": "path", "code_index": "path",
 }  # fmt: skip
-_EXIT = re.compile(r"\[exit code (-?\d+)\]\s*$")
+_EXIT = Pattern(r"\[exit code (-?\d+)\]\s*$")
 
 
 @dataclass(frozen=True)

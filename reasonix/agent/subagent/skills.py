@@ -19,13 +19,12 @@ folders are readable through ``run_skill``. The compact index — name, a
 from __future__ import annotations
 
 import os
-import re
 import stat
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from reasonix.command.custom import FrontmatterError, parse
-from reasonix.lazy import dataclass, field
+from reasonix.lazy import Pattern, dataclass, field
 
 __all__ = [
     "RESOURCE_DIRS",
@@ -42,7 +41,7 @@ MAX_RESOURCE_BYTES = 256 * 1024
 RESOURCE_DIRS = ("references", "scripts")
 INDEX_MAX_CHARS = 4000  # a large catalogue must not dominate the turn it rides on
 _LINE_WIDTH = 130
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+_NAME = Pattern(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
 
 @dataclass(frozen=True)

@@ -22,15 +22,14 @@ When in doubt the parser fails *closed*: an error becomes one NESTED segment.
 
 from __future__ import annotations
 
-import re
-
+from reasonix.lazy import Pattern
 from reasonix.permission.bash.classify import segments_of
 from reasonix.permission.bash.model import BashAnalysis, Kind, Segment
 
 __all__ = ["BashAnalysis", "Kind", "Segment", "analyze"]
 
 _MAX_LEN = 100_000
-_CONTROL_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+_CONTROL_RE = Pattern(r"[\x00-\x08\x0b-\x1f\x7f]")
 
 
 def analyze(command: str) -> BashAnalysis:

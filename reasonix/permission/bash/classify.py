@@ -10,6 +10,7 @@ from __future__ import annotations
 import posixpath
 import re
 
+from reasonix.lazy import Pattern
 from reasonix.permission.bash.lexer import (
     ASSIGN_RE,
     MAX_DEPTH,
@@ -109,7 +110,7 @@ _SHELLS = frozenset(
     {"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "yash", "fish", "csh", "tcsh", "rbash"}
 )
 _WIN_SHELLS = frozenset({"pwsh", "powershell", "pwsh.exe", "powershell.exe", "cmd", "cmd.exe"})
-_INTERP_RE = re.compile(r"(python|pypy|ruby|perl|php|lua|luajit|node|nodejs|julia)[0-9.]*")
+_INTERP_RE = Pattern(r"(python|pypy|ruby|perl|php|lua|luajit|node|nodejs|julia)[0-9.]*")
 # Flags whose next argument is inline code, per interpreter family.
 _INLINE_FLAGS: dict[str, frozenset[str]] = {
     "python": frozenset({"-c"}),
@@ -186,7 +187,7 @@ _GIT_NESTED_OPTS = (
     "--to-command",
 )
 _GIT_RUNNERS = {("submodule", "foreach"), ("bisect", "run")}
-_GIT_CONFIG_RE = re.compile(
+_GIT_CONFIG_RE = Pattern(
     r"(core\.(pager|editor|sshcommand|fsmonitor|hookspath|gitproxy|askpass)"
     r"|sequence\.editor|diff\.external|gpg\..*program|alias\..*|pager\..*"
     r"|(diff|merge|filter|credential|remote)\..*\.(command|textconv|driver|clean|smudge|process"

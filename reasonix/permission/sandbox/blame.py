@@ -17,16 +17,16 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from reasonix.lazy import dataclass
+from reasonix.lazy import Pattern, dataclass
 
 __all__ = ["Blame", "sandbox_blame"]
 
 _FS_ERRORS = ("Read-only file system", "Permission denied", "Operation not permitted")
 _MISSING = "No such file or directory"
 # Quoted (ASCII or typographic quotes) or bare path-looking words on an error line.
-_QUOTED = re.compile(r"'([^']+)'|‘([^’]+)’|\"([^\"]+)\"|`([^`']+)'")
-_BARE = re.compile(r"(?:^|[\s(=])((?:/|~/|\.{1,2}/)[^\s:'\"‘’`,;)]+)")
-_NET_ERRORS = re.compile(
+_QUOTED = Pattern(r"'([^']+)'|‘([^’]+)’|\"([^\"]+)\"|`([^`']+)'")
+_BARE = Pattern(r"(?:^|[\s(=])((?:/|~/|\.{1,2}/)[^\s:'\"‘’`,;)]+)")
+_NET_ERRORS = Pattern(
     r"Could not resolve host|Temporary failure in name resolution|Name or service not known"
     r"|No address associated with hostname|Network is unreachable|getaddrinfo"
     r"|Failed to establish a new connection|Could not resolve|unable to access '[^']*https?:",

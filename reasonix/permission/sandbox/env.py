@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import re
+from reasonix.lazy import Pattern
 
 __all__ = ["CREDENTIAL_NAMES", "CREDENTIAL_PATTERN", "is_credential_var", "scrub_env"]
 
@@ -33,7 +33,7 @@ CREDENTIAL_NAMES: frozenset[str] = frozenset(
 )
 
 # Prefixes (cloud SDKs keep many secrets per prefix) and name shapes that mean "secret".
-CREDENTIAL_PATTERN = re.compile(
+CREDENTIAL_PATTERN = Pattern(
     r"(AWS_|AZURE_|GCP_|GOOGLE_CLOUD_|ALIBABA_CLOUD_|OCI_|DIGITALOCEAN_|CLOUDFLARE_)"
     r".*"
     r"|.*(_TOKEN|_API_KEY|_APIKEY|_ACCESS_KEY|_ACCESS_KEY_ID|_PRIVATE_KEY|_CREDENTIALS"

@@ -8,11 +8,11 @@ test without a socket.
 from __future__ import annotations
 
 import base64
-import re
 from collections.abc import Mapping
 from typing import Any, Protocol
 from urllib.parse import urljoin, urlsplit
 
+from reasonix.lazy import Pattern
 from reasonix.plugin.mcp.jsonrpc import Message, Notification, Request
 
 __all__ = [
@@ -32,8 +32,8 @@ PROTOCOL_VERSION_META = "io.modelcontextprotocol/protocolVersion"
 # 2026-07-28: these methods mirror one body field into the Mcp-Name header.
 NAME_BEARING = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
 
-_HEADER_SAFE = re.compile(r"^[\x20-\x7E]*$")
-_B64_SENTINEL = re.compile(r"^=\?base64\?.*\?=$")
+_HEADER_SAFE = Pattern(r"^[\x20-\x7E]*$")
+_B64_SENTINEL = Pattern(r"^=\?base64\?.*\?=$")
 
 
 class AuthHook(Protocol):

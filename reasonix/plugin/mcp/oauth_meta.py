@@ -19,14 +19,13 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import re
 import secrets
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 from urllib.parse import quote, urlencode, urlsplit, urlunsplit
 
 from reasonix.errors import PluginError
-from reasonix.lazy import dataclass, field
+from reasonix.lazy import Pattern, dataclass, field
 from reasonix.plugin.mcp.httpwire import same_origin
 
 __all__ = [
@@ -64,12 +63,12 @@ OIDC_WELL_KNOWN = "/.well-known/openid-configuration"
 
 # RFC 7230 token characters, and auth-param = token "=" ( token / quoted-string ).
 _TOKEN = r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+"
-_PARAM = re.compile(
+_PARAM = Pattern(
     rf'\s*({_TOKEN})\s*=\s*(?:"((?:[^"\\]|\\.)*)"|({_TOKEN}|[A-Za-z0-9\-._~+/]+=*))\s*'
 )
-_SCHEME = re.compile(rf"\s*({_TOKEN})(?:\s+|$|(?=,))")
-_UNESCAPE = re.compile(r"\\(.)")
-_VERIFIER_CHARS = re.compile(r"^[A-Za-z0-9\-._~]{43,128}$")
+_SCHEME = Pattern(rf"\s*({_TOKEN})(?:\s+|$|(?=,))")
+_UNESCAPE = Pattern(r"\\(.)")
+_VERIFIER_CHARS = Pattern(r"^[A-Za-z0-9\-._~]{43,128}$")
 
 
 # -- WWW-Authenticate ----------------------------------------------------------

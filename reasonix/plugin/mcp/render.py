@@ -9,12 +9,13 @@ resources as their text (or a placeholder for blobs), resource links as the URI.
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
+
+from reasonix.lazy import Pattern
 
 __all__ = ["render_content", "render_prompt", "render_resource", "render_tool_result", "tool_id"]
 
-_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
+_UNSAFE = Pattern(r"[^A-Za-z0-9_-]")
 
 
 def tool_id(server: str, tool: str) -> str:

@@ -15,13 +15,12 @@ from __future__ import annotations
 import codecs
 import contextlib
 import os
-import re
 import secrets
 import stat
 from pathlib import Path
 
 from reasonix.errors import PathDenied, ToolError
-from reasonix.lazy import dataclass
+from reasonix.lazy import Pattern, dataclass
 from reasonix.tool import ToolContext
 from reasonix.tool.builtin._regular import NotRegularFile, open_regular
 from reasonix.tool.paths import display_path, resolve_read, resolve_write
@@ -363,7 +362,7 @@ def _write_in_dir(path: Path, data: bytes, mode: int | None) -> None:
         os.close(dir_fd)
 
 
-_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+_LINE = Pattern(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 
 
 def split_lines(text: str) -> list[str]:

@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterator
 
 from reasonix.cancel import Cancel
 from reasonix.errors import Cancelled, ToolError
-from reasonix.lazy import dataclass, field
+from reasonix.lazy import Pattern, dataclass, field
 from reasonix.tool.builtin._regular import open_regular
 from reasonix.tool.builtin._walk import walk_files
 
@@ -58,7 +58,7 @@ _POSIX_CLASSES = {
     "word": "\\w",
     "xdigit": "0-9A-Fa-f",
 }
-_POSIX_RX = re.compile(r"\[:(\w+):\]")
+_POSIX_RX = Pattern(r"\[:(\w+):\]")
 
 
 @dataclass

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import itertools
 import os
-import re
 import selectors
 import signal
 import subprocess
@@ -25,7 +24,7 @@ import time
 from collections.abc import Callable
 
 from reasonix.cancel import Cancel
-from reasonix.lazy import dataclass
+from reasonix.lazy import Pattern, dataclass
 from reasonix.tool.children import popen
 
 __all__ = [
@@ -42,7 +41,7 @@ __all__ = [
 KILL_GRACE_SECONDS = 2.0  # time for a SIGTERM'd build tool to flush and exit
 POLL_SECONDS = 0.05  # cancel/deadline reaction time while blocked on the pipe
 DRAIN_SECONDS = 1.0  # after the shell exits, how long a detached holder may keep the pipe
-_DETACH = re.compile(r"\b(nohup|disown|setsid)\b")
+_DETACH = Pattern(r"\b(nohup|disown|setsid)\b")
 
 
 @dataclass

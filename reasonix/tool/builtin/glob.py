@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from reasonix.errors import ToolError
+from reasonix.lazy import Pattern
 from reasonix.tool import ToolContext, ToolResult, register_builtin
 from reasonix.tool.base import FunctionTool
 from reasonix.tool.builtin._search_common import (
@@ -46,7 +47,7 @@ SCHEMA: dict[str, Any] = {
     "required": ["pattern"],
 }
 
-_MAGIC = re.compile(r"[*?\[{]")
+_MAGIC = Pattern(r"[*?\[{]")
 
 
 def _split(pattern: str) -> tuple[str, str]:
