@@ -57,7 +57,13 @@ from typing import Any, Protocol
 from reasonix.agent import compaction as cp
 from reasonix.agent import oversize
 from reasonix.agent.loss import LossReport, loss_report
-from reasonix.agent.tokens import TokenCounter, estimate_large, estimate_message, estimate_request
+from reasonix.agent.tokens import (
+    TokenCounter,
+    estimate_large,
+    estimate_message,
+    estimate_request,
+    upper_bound_request,
+)
 from reasonix.agent.window import ContextWindow
 from reasonix.cancel import Cancel
 from reasonix.errors import (
@@ -145,6 +151,7 @@ class ContextManager:
         self.tools = list(tools)
         self.store = store
         self.counter = counter or TokenCounter()
+        self._fixed_bound: int | None = None  # upper_bound_request(system, tools), once
         self.summary_timeout = summary_timeout
         self.last_result: MaintenanceResult | None = None
         self._lock = threading.Lock()  # single flight: one transaction at a time
@@ -204,6 +211,10 @@ class ContextManager:
         limit = self.window.limit
         ratio = self.counter.ratio
         size = math.ceil(ratio * _message_size(message))
+        if self._fixed_bound is None:  # the system prompt and tools never change in a session
+            self._fixed_bound = upper_bound_request(self.system, self.tools)
+        if math.ceil(ratio * self._fixed_bound) + size < oversize.admission_limit(limit):
+            return  # fits even at the bound: the exact estimate (a walk of every schema) can wait
         fixed = math.ceil(ratio * estimate_request(self.system, [], self.tools))
         if fixed + size >= oversize.admission_limit(limit):
             text = oversize.too_large_text(

@@ -135,6 +135,17 @@ def estimate_large(text: str) -> int:
     return math.ceil(sampled / (_SAMPLES * _SAMPLE) * len(text))
 
 
+# No piece of text costs more than this per code point (a CJK character's
+# 1.1; a word costs at most one per letter, symbols one per two), so
+# ``estimate_text(t) <= ceil(len(t) * _MAX_PER_CHAR) + 1`` for every ``t``.
+_MAX_PER_CHAR = 1.1
+
+
+def upper_bound_text(text: str) -> int:
+    """A cheap bound that :func:`estimate_text` never exceeds (no scan of the text)."""
+    return math.ceil(len(text) * _MAX_PER_CHAR) + 1 if text else 0
+
+
 def estimate_message(msg: Message) -> int:
     """Estimated tokens of one message including its framing."""
     n = MESSAGE_OVERHEAD + estimate_text(msg.content)
@@ -163,6 +174,16 @@ def estimate_tools(tools: Sequence[ToolSchema] | Sequence[dict[str, Any]]) -> in
         else:
             items.append(t)
     return estimate_text(json.dumps(items, separators=(",", ":"), ensure_ascii=False))
+
+
+def upper_bound_request(system: str, tools: Sequence[ToolSchema] = ()) -> int:
+    """A bound that ``estimate_request(system, [], tools)`` never exceeds (no text walk)."""
+    bound = upper_bound_text(system) + MESSAGE_OVERHEAD if system else 0
+    if tools:
+        items = [{"name": t.name, "description": t.description, "parameters": t.parameters}
+                 for t in tools]  # fmt: skip
+        bound += upper_bound_text(json.dumps(items, separators=(",", ":"), ensure_ascii=False))
+    return bound
 
 
 def estimate_request(
@@ -200,7 +221,8 @@ class TokenCounter:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._pending: tuple[tuple[Message, ...], int] | None = None
+        # the last request noted: its messages and what the raw estimate is made of
+        self._pending: tuple[tuple[Message, ...], str, tuple[ToolSchema, ...]] | None = None
         self._anchor: _Anchor | None = None
         self._ratio = 1.0
 
@@ -212,17 +234,22 @@ class TokenCounter:
     def note_sent(
         self, system: str, messages: Sequence[Message], tools: Sequence[ToolSchema]
     ) -> None:
-        """Remember the request about to be sent so a later report can anchor it."""
-        raw = estimate_request(system, messages, tools)
+        """Remember the request about to be sent so a later report can anchor it.
+
+        Its raw estimate is made when the report arrives (:meth:`observe`), not
+        here: the request leaves without waiting for a count only the reply needs.
+        """
         with self._lock:
-            self._pending = (tuple(messages), raw)
+            self._pending = (tuple(messages), system, tuple(tools))
 
     def observe(self, prompt_tokens: int) -> None:
         """Record the provider's prompt-token count for the last noted request."""
         with self._lock:
             if self._pending is None or prompt_tokens <= 0:
                 return
-            sent, raw = self._pending
+            sent, system, tools = self._pending
+        raw = estimate_request(system, sent, tools)  # outside the lock: it may take a while
+        with self._lock:
             self._anchor = _Anchor(sent, prompt_tokens, raw)
             if raw > 0:
                 # Clamp: one odd report (e.g. a vendor counting cached tokens

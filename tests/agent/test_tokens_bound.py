@@ -1,0 +1,49 @@
+"""The cheap bounds of reasonix.agent.tokens never fall below the estimate they stand for."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from reasonix.agent.tokens import (
+    estimate_request,
+    estimate_text,
+    upper_bound_request,
+    upper_bound_text,
+)
+from reasonix.provider.types import ToolSchema
+
+_ALPHABET = st.sampled_from(
+    list("abcdefghijklmnopqrstuvwxyzABCXYZ0123456789 _-.,;:!?()[]{}<>'\"\n\t/\\|+=*&^%$#@~`")
+    + list("的一是在不了有和人这中大为上个国我以要他时日本語한국어éüßøπλж😀\u200b")
+)
+
+
+@settings(max_examples=400)
+@given(st.text(alphabet=_ALPHABET, max_size=400))
+def test_the_text_bound_holds(text: str) -> None:
+    assert estimate_text(text) <= upper_bound_text(text)
+
+
+@settings(max_examples=400)
+@given(st.text(max_size=200))
+def test_the_text_bound_holds_for_any_code_point(text: str) -> None:
+    assert estimate_text(text) <= upper_bound_text(text)
+
+
+@settings(max_examples=100)
+@given(
+    st.text(alphabet=_ALPHABET, max_size=300),
+    st.lists(st.tuples(st.text(alphabet=_ALPHABET, min_size=1, max_size=20),
+                       st.text(alphabet=_ALPHABET, max_size=200)), max_size=5),
+)  # fmt: skip
+def test_the_request_bound_holds(system: str, tools: list[tuple[str, str]]) -> None:
+    schemas = [
+        ToolSchema(
+            name,
+            desc,
+            {"type": "object", "properties": {"x": {"type": "string", "description": desc}}},
+        )
+        for name, desc in tools
+    ]
+    assert estimate_request(system, [], schemas) <= upper_bound_request(system, schemas)
