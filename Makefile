@@ -22,6 +22,7 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check reasonix tests bench build_zipapp.py
 	$(VENV)/bin/mypy
 	$(PY) -m reasonix.cli.gen_contract --check
+	$(PY) -m reasonix.cli.gen_catalog --check
 
 fmt: $(STAMP)
 	$(VENV)/bin/ruff format reasonix tests bench build_zipapp.py

@@ -8,7 +8,10 @@
   outside git) is written into ``reasonix/_version.py`` inside the archive;
 * tests, caches and byte-code are left out;
 * tomli is vendored under ``_vendor/`` and put on ``sys.path`` only on
-  Python 3.10 (3.11+ has tomllib).
+  Python 3.10 (3.11+ has tomllib);
+* the built-in tool catalog (``reasonix/tool/builtin/_catalog.py``, the tools as
+  data) is generated afresh from the tool classes; a stale checked-in copy is
+  reported (run ``python -m reasonix.cli.gen_catalog``) but not shipped.
 
 Usage: python build_zipapp.py [--output dist/reasonix.pyz]
 """
@@ -156,6 +159,24 @@ def tomli_files() -> list[tuple[str, Path]]:
     return out
 
 
+CATALOG = "reasonix/tool/builtin/_catalog.py"
+
+
+def fresh_catalog() -> bytes:
+    """The tool catalog rendered from the tool classes (a fresh process imports them)."""
+    out = subprocess.run(
+        [sys.executable, "-m", "reasonix.cli.gen_catalog", "--output", "-"],
+        cwd=ROOT,
+        capture_output=True,
+        check=False,
+        timeout=120,
+    )
+    if out.returncode != 0:
+        detail = out.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or ["?"]
+        raise SystemExit(f"build_zipapp: cannot generate the tool catalog: {detail[0]}")
+    return out.stdout
+
+
 def build_id(entries: dict[str, bytes]) -> str:
     """A short digest of the archive's content: names the unpack cache of this build."""
     digest = hashlib.sha256()
@@ -182,6 +203,13 @@ def build(output: Path) -> str:
     ).encode()
     for name, path in package_files() + tomli_files():
         entries[name] = path.read_bytes()
+    catalog = fresh_catalog()
+    if entries.get(CATALOG) != catalog:
+        sys.stderr.write(
+            f"build_zipapp: {CATALOG} is out of date (shipping a fresh one); "
+            "run: python -m reasonix.cli.gen_catalog\n"
+        )
+    entries[CATALOG] = catalog
     entries["__main__.py"] = MAIN.format(version=version, build_id=build_id(entries)).encode()
     output.parent.mkdir(parents=True, exist_ok=True)
     tmp = output.with_suffix(".tmp")

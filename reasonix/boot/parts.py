@@ -75,7 +75,7 @@ def build_registry(cfg: Config, ablate: list[str]) -> Registry:
     """The enabled built-in tools (memory and plugin tools are added later)."""
     from reasonix.tool import builtin
 
-    builtin.load_all()
+    builtin.load_catalog()  # the built-ins as data: a tool module loads on its first call
     # The memory tools are nameable in [tools].enabled too; they are added by the runtime.
     host = ("exit_plan_mode", "update_goal")  # added by the runtime (boot/coordination.py)
     names = [

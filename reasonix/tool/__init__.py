@@ -4,13 +4,18 @@ Built-in tools live in ``reasonix.tool.builtin`` and register themselves with
 :func:`register_builtin` when imported — the same door plugin tools use. Each
 run builds its own :class:`Registry` from the enabled built-ins plus plugin
 tools; the agent only sees that registry.
+
+Before a run starts, the built-ins are known as data: ``reasonix.tool.builtin``
+hands its generated catalog to :func:`register_catalog`, and the registry holds a
+:class:`CatalogTool` for each, which imports the tool's module only when the
+model first calls it (the request's tool schemas need no tool module).
 """
 
 from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
@@ -22,6 +27,7 @@ from .ports import ToolPorts
 
 __all__ = [
     "CONTENT_LIMIT_BYTES",
+    "CatalogTool",
     "Registry",
     "Tool",
     "ToolContext",
@@ -31,6 +37,7 @@ __all__ = [
     "canonicalize_schema",
     "clip_content",
     "register_builtin",
+    "register_catalog",
     "unregister_builtin",
 ]
 
@@ -147,6 +154,8 @@ def canonical_json(value: Any) -> str:
 
 _builtin_lock = threading.Lock()
 _builtins: dict[str, Callable[[], Tool]] = {}
+# name -> catalog entry of a built-in known as data (see register_catalog)
+_catalog: dict[str, Mapping[str, Any]] = {}
 
 
 def register_builtin(factory: Callable[[], Tool] | Tool, name: str | None = None) -> None:
@@ -173,9 +182,76 @@ def unregister_builtin(name: str) -> None:
 
 
 def builtin_names() -> list[str]:
-    """Names of every registered built-in, sorted."""
+    """Names of every built-in registered by import (catalog entries not included), sorted."""
     with _builtin_lock:
         return sorted(_builtins)
+
+
+def register_catalog(entries: Mapping[str, Mapping[str, Any]]) -> None:
+    """Know built-ins as data: name -> entry (``module``, ``description``, ``read_only``,
+    ``metadata``, ``reads_only``, ``parameters``), as ``reasonix.tool.builtin`` generates.
+
+    :meth:`Registry.from_builtins` then offers each one as a :class:`CatalogTool`
+    without importing its module; a tool registered by import wins over its entry.
+    """
+    with _builtin_lock:
+        _catalog.update(entries)
+
+
+class CatalogTool:
+    """A built-in known from its catalog entry; its module is imported on first use.
+
+    ``name``, ``description``, ``schema``, ``read_only`` and ``metadata`` come from
+    the entry (what the request and the permission gate read). ``execute`` and any
+    other attribute load the real tool: the entry's module is imported, registers
+    itself, and the registered factory makes the tool.
+    """
+
+    def __init__(self, name: str, entry: Mapping[str, Any]) -> None:
+        self.name = name
+        self.description: str = entry["description"]
+        self.schema: dict[str, Any] = canonicalize_schema(entry["parameters"])
+        self.read_only: bool = bool(entry["read_only"])
+        self.metadata: dict[str, Any] = dict(entry.get("metadata") or {})
+        self._module: str = entry["module"]
+        self._hint = bool(entry.get("reads_only"))  # the tool answers reads_only(args)
+        self._lock = threading.Lock()
+        self._real: Tool | None = None
+
+    def resolve(self) -> Tool:
+        """The real tool (its module imported on the first call)."""
+        with self._lock:
+            if self._real is None:
+                import importlib  # only when a tool is first used
+
+                importlib.import_module(self._module)
+                with _builtin_lock:
+                    maker = _builtins.get(self.name)
+                if maker is None:
+                    raise LookupError(f"module {self._module} did not register {self.name!r}")
+                real = maker()
+                real.schema = canonicalize_schema(real.schema)  # as Registry.add does (D23)
+                self._real = real
+            return self._real
+
+    def execute(self, args_json: str, ctx: ToolContext) -> ToolResult:
+        """Run the real tool; a module that cannot load becomes an error result."""
+        try:
+            tool = self.resolve()
+        except Exception as err:  # noqa: BLE001 - a tool that cannot load must not crash the loop
+            return ToolResult.error(
+                f"{self.name}: cannot load the tool ({type(err).__name__}: {err})"
+            )
+        return tool.execute(args_json, ctx)
+
+    def __getattr__(self, attr: str) -> Any:
+        # only reached for what the entry does not carry
+        if attr.startswith("_") or (attr == "reads_only" and not self._hint):
+            raise AttributeError(attr)
+        return getattr(self.resolve(), attr)
+
+    def __repr__(self) -> str:
+        return f"CatalogTool({self.name!r}, module={self._module!r})"
 
 
 class Registry:
@@ -186,20 +262,29 @@ class Registry:
 
     @classmethod
     def from_builtins(cls, enabled: Iterable[str] = ()) -> Registry:
-        """A registry of the enabled built-ins (empty ``enabled`` = all of them)."""
+        """A registry of the enabled built-ins (empty ``enabled`` = all of them).
+
+        A built-in registered by import is made by its factory; one known only
+        from the catalog becomes a :class:`CatalogTool` (no module imported).
+        """
         wanted = list(enabled)
         with _builtin_lock:
             makers = dict(_builtins)
-        unknown = [n for n in wanted if n not in makers]
-        if unknown and makers:
+            entries = dict(_catalog)
+        known = sorted(set(makers) | set(entries))
+        unknown = [n for n in wanted if n not in known]
+        if unknown and known:
             raise ConfigError(
-                f"unknown tool name(s) {', '.join(unknown)}; known: {', '.join(sorted(makers))}",
+                f"unknown tool name(s) {', '.join(unknown)}; known: {', '.join(known)}",
                 key="tools.enabled",
             )
         reg = cls()
-        for tool_name in sorted(makers):
+        for tool_name in known:
             if not wanted or tool_name in wanted:
-                reg.add(makers[tool_name]())
+                maker = makers.get(tool_name)
+                reg.add(
+                    maker() if maker is not None else CatalogTool(tool_name, entries[tool_name])
+                )
         return reg
 
     def add(self, tool: Tool) -> None:
