@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from reasonix.remote.ssh import Host
+from remote.cli_kit import ROOT, local_env
 from remote.sshd_kit import Sshd, make_sshd, missing, ssh_pids
 
 
@@ -51,3 +54,22 @@ def sockdir(tmp_path_factory: pytest.TempPathFactory) -> str:
 
 def remote_home(sshd: Sshd) -> Path:
     return sshd.remote_home
+
+
+@pytest.fixture(scope="session")
+def pyz(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """This checkout built into a .pyz once per run: the build the remote end runs."""
+    out = tmp_path_factory.mktemp("pyz") / "reasonix.pyz"
+    subprocess.run([sys.executable, str(ROOT / "build_zipapp.py"), "--output", str(out)],
+                   check=True, capture_output=True, timeout=120)  # fmt: skip
+    return out
+
+
+@pytest.fixture
+def local(tmp_path: Path, pyz: Path, sshd: Sshd) -> Iterator[tuple[dict[str, str], Path]]:
+    """(local environment, remote workspace with notes.txt)."""
+    sshd.trust_host_key()
+    ws = sshd.remote_home / f"repo-{tmp_path.name}"
+    ws.mkdir()
+    (ws / "notes.txt").write_text("REMOTE-NOTE-4242\n")
+    yield local_env(tmp_path, pyz), ws
