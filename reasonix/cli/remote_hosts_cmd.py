@@ -42,7 +42,8 @@ def _import(args: argparse.Namespace) -> int:
     if not aliases:
         raise UsageError(f"no Host entries to import in {config}")
     for alias in aliases:
-        host = from_ssh_config(alias, args.ssh_config)
+        kept = str(config) if args.ssh_config else ""
+        host = from_ssh_config(alias, kept, read_from=str(config) if config.is_file() else "")
         save_host(host)
         print(printable(f"imported {host.name} ({host.label})"))
     return 0
