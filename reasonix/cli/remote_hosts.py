@@ -149,10 +149,10 @@ def from_ssh_config(alias: str, config_file: str = "", *, read_from: str = "") -
     identity = ""
     for line in proc.stdout.splitlines():
         key, _, value = line.partition(" ")
-        if key.lower() == "identityfile" and not _default_identity(value):
-            if Path(value).expanduser().exists():
-                identity = value
-                break
+        picked = key.lower() == "identityfile" and not _default_identity(value)
+        if picked and Path(value).expanduser().exists():
+            identity = value
+            break
     jump = seen.get("proxyjump", "")
     port = int(seen.get("port", "22"))
     user = seen.get("user", "")
