@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
 import sys
 import threading
 import time
@@ -21,7 +22,7 @@ import pytest
 from e2e.tmux_term import Tmux, need_tmux
 from fakes import FakeServer, ToolSpec, Turn
 
-from remote.cli_kit import KEY, add_box, files_containing, remote_processes
+from remote.cli_kit import KEY, ROOT, add_box, files_containing, remote_processes
 from remote.sshd_kit import Sshd, ssh_pids
 
 pytestmark = [pytest.mark.interop, pytest.mark.slow]
@@ -43,6 +44,15 @@ def _wait(predicate: object, timeout: float = 60) -> None:
     while not predicate():  # type: ignore[operator]
         assert time.monotonic() < deadline, "timed out"
         time.sleep(0.05)
+
+
+def _remember(state: Path, text: str) -> None:
+    """A global fact in the memory catalog under ``state`` (what `remember` would write)."""
+    code = ("import sys; from reasonix.agent.memory.facts import FactStore, global_root; "
+            "FactStore(global_root(), 'global').create(sys.argv[1], type='user', title=sys.argv[1])")  # fmt: skip
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT), "REASONIX_STATE_HOME": str(state),
+           "REASONIX_HOME": str(state)}  # fmt: skip
+    subprocess.run([sys.executable, "-c", code, text], env=env, check=True, timeout=60)
 
 
 def test_connect_runs_a_task_remotely_and_survives_a_killed_master(
@@ -67,12 +77,19 @@ def test_connect_runs_a_task_remotely_and_survives_a_killed_master(
     watcher = threading.Thread(target=watch)
     with FakeServer("openai", script) as srv:
         add_box(env, sshd, srv.url)
+        _remember(sshd.remote_home / ".reasonix", "REMOTE-FACT-5150 lives on the server")
+        _remember(Path(env["REASONIX_HOME"]), "LOCAL-FACT-3030 lives on the laptop")
         term = Tmux([sys.executable, str(pyz), "remote", "connect", "box", str(ws)],
                     Path(env["HOME"]), {**env, "PYTHONFAULTHANDLER": "1"}, tmp_path,
                     100, 30)  # fmt: skip
         watcher.start()
         try:
             term.wait_for("Ask anything", timeout=60)
+            # REMOTE-6: /memory in a remote chat is the remote catalog, never the local one
+            term.type("/memory")
+            term.keys("Enter")
+            screen = term.wait_for("REMOTE-FACT-5150", timeout=30)
+            assert "LOCAL-FACT" not in screen
             term.type("FIRST-QUESTION: what does notes.txt say?")
             term.keys("Enter")
             term.wait_for("FIRST-ANSWER", timeout=60)
@@ -95,6 +112,7 @@ def test_connect_runs_a_task_remotely_and_survives_a_killed_master(
             body = srv.requests[-1].body.decode()
             assert "FIRST-QUESTION" in body and "FIRST-ANSWER" in body
             assert "REMOTE-NOTE-4242" in body  # read on the remote workspace
+            assert "LOCAL-FACT" not in "".join(r.body.decode() for r in srv.requests)
             term.keys("C-d")
             assert term.wait_exit(timeout=60) == 0
         finally:
