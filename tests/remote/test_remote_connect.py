@@ -48,8 +48,10 @@ def _wait(predicate: object, timeout: float = 60) -> None:
 
 def _remember(state: Path, text: str) -> None:
     """A global fact in the memory catalog under ``state`` (what `remember` would write)."""
-    code = ("import sys; from reasonix.agent.memory.facts import FactStore, global_root; "
-            "FactStore(global_root(), 'global').create(sys.argv[1], type='user', title=sys.argv[1])")  # fmt: skip
+    code = (
+        "import sys; from reasonix.agent.memory.facts import FactStore, global_root; "
+        "FactStore(global_root(), 'global').create(sys.argv[1], type='user', title=sys.argv[1])"
+    )
     env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT), "REASONIX_STATE_HOME": str(state),
            "REASONIX_HOME": str(state)}  # fmt: skip
     subprocess.run([sys.executable, "-c", code, text], env=env, check=True, timeout=60)
