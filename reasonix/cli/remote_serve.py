@@ -135,19 +135,31 @@ def execute_serve(args: argparse.Namespace) -> int:
 
 
 class _Hold:
-    """Wait for Ctrl-C / SIGTERM or a dead connection."""
+    """Wait for Ctrl-C / SIGTERM or a dead connection.
+
+    SIGTERM and SIGHUP are caught from the start, so one arriving during set-up
+    still unwinds everything; Ctrl-C stays a KeyboardInterrupt until
+    :meth:`catch_interrupt` (a slow connect can still be interrupted).
+    """
 
     def __init__(self) -> None:
         self.stop = threading.Event()
         self.previous: dict[int, Any] = {}
 
-    def __enter__(self) -> _Hold:
+    def _catch(self, sig: int) -> None:
         def on_signal(signum: int, frame: FrameType | None) -> None:
             self.stop.set()
 
-        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-            self.previous[sig] = signal.signal(sig, on_signal)
+        self.previous.setdefault(sig, signal.signal(sig, on_signal))
+
+    def __enter__(self) -> _Hold:
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            self._catch(sig)
         return self
+
+    def catch_interrupt(self) -> None:
+        """From now on Ctrl-C ends the hold like SIGTERM."""
+        self._catch(signal.SIGINT)
 
     def __exit__(self, *exc: object) -> None:
         for sig, handler in self.previous.items():
@@ -161,10 +173,12 @@ class _Hold:
         return False
 
 
-def _open_held(conn: Connection, rs: RemoteServe, state: dict[str, Any], name: str) -> bool:
+def _open_held(
+    conn: Connection, rs: RemoteServe, state: dict[str, Any], name: str, hold: _Hold
+) -> bool:
     broker, _, _ = broker_for(str(state.get("model", "")))
     broker.token = rs.broker_token()  # the token the remote serve already holds
-    with broker, _Hold() as hold:
+    with broker:
         rfwd = Forward(conn, "R", 0, broker.port).start()
         sync: ForwardSync | None = None
         lfwd: Forward | None = None
@@ -172,6 +186,7 @@ def _open_held(conn: Connection, rs: RemoteServe, state: dict[str, Any], name: s
             rs.attach_broker(rfwd.listen_port)
             lfwd = Forward(conn, "L", 0, int(state["port"])).start()
             sync = ForwardSync(conn, name).start()
+            hold.catch_interrupt()
             url = f"http://127.0.0.1:{lfwd.listen_port}/#token={rs.login_token()}"
             print(url, flush=True)  # like `reasonix serve`: the first stdout line is the URL
             _say(f"reasonix: {name}: serving {state.get('dir')} through {lfwd.describe()}; "
@@ -190,7 +205,9 @@ def _open_held(conn: Connection, rs: RemoteServe, state: dict[str, Any], name: s
 def execute_open(args: argparse.Namespace) -> int:
     """Forward the remote serve here, print the URL, hold until Ctrl-C/SIGTERM."""
     host, _ = find_host(args.name)
-    with open_connection(host, args.trust, purpose="open") as conn:
+    # Signals are caught from the start: a SIGTERM during set-up must still unwind
+    # (forwards, serve, master), never leave an ssh process behind.
+    with _Hold() as hold, open_connection(host, args.trust, purpose="open") as conn:
         rs = RemoteServe(conn, install(conn, local_pyz()))
         state = rs.status()
         started = False
@@ -203,7 +220,7 @@ def execute_open(args: argparse.Namespace) -> int:
                 f"stop it first (`reasonix remote serve stop {args.name}`)"
             )
         try:
-            lost = _open_held(conn, rs, state, args.name)
+            lost = False if hold.stop.is_set() else _open_held(conn, rs, state, args.name, hold)
         finally:
             if started and conn.alive:
                 rs.stop()
