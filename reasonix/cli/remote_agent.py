@@ -101,7 +101,7 @@ def broker_for(model: str) -> tuple[Broker, str, str]:
 def remote_config(model_ref: str, port: int | str) -> str:
     """The remote's config.toml: the same provider, its URLs on the forwarded port.
 
-    ``port`` may be a placeholder the remote end fills in (remote/daemon.py).
+    ``port`` may be a placeholder the remote end fills in (cli/remote_daemon.py).
     """
     from reasonix.config import load
 

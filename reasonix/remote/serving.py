@@ -1,4 +1,4 @@
-"""Drive a detached ``reasonix serve`` on a remote host (the local half of remote/daemon.py).
+"""Drive a detached ``reasonix serve`` on a remote host (the local half of cli/remote_daemon.py).
 
 Everything lives in one 0700 directory on the remote,
 ``~/.reasonix/remote/serve/``: the generated ``config.toml`` (its provider is
@@ -29,7 +29,7 @@ RELAY_PLACEHOLDER = "@RELAY_PORT@"
 
 _BOOT = (
     "import sys; sys.path.insert(0, sys.argv.pop(1)); "
-    "from reasonix.remote import daemon; sys.exit(daemon.main(sys.argv[1:]))"
+    "from reasonix.cli import remote_daemon; sys.exit(remote_daemon.main(sys.argv[1:]))"
 )
 
 # Writes NUL-separated name/content pairs from stdin into the directory argv[1].
