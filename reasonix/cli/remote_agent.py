@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
+from reasonix.cli.remote_forwards import ForwardSync
 from reasonix.cli.remote_hosts import find_host
 from reasonix.cli.remote_tools import open_connection
 from reasonix.cli.safe_text import printable
@@ -25,7 +26,7 @@ from reasonix.remote.bootstrap import install
 from reasonix.remote.broker import Broker
 from reasonix.remote.connection import Connection
 from reasonix.remote.errors import ConnectionLost, RemoteError
-from reasonix.remote.forward import Forward, parse_spec
+from reasonix.remote.forward import Forward
 from reasonix.remote.session import TOKEN_VAR, prepare
 
 __all__ = ["execute", "local_pyz"]
@@ -70,7 +71,7 @@ def _split_flags(rest: list[str]) -> tuple[list[str], str, str]:
     return out, trust, model
 
 
-def _rebase(url: str, port: int) -> str:
+def _rebase(url: str, port: int | str) -> str:
     if not url:
         return ""
     parts = urlsplit(url)
@@ -97,8 +98,11 @@ def broker_for(model: str) -> tuple[Broker, str, str]:
     return broker, provider.name, f"{provider.name}/{resolved.model}"
 
 
-def remote_config(model_ref: str, port: int) -> str:
-    """The remote's config.toml: the same provider, its URLs on the forwarded port."""
+def remote_config(model_ref: str, port: int | str) -> str:
+    """The remote's config.toml: the same provider, its URLs on the forwarded port.
+
+    ``port`` may be a placeholder the remote end fills in (cli/remote_daemon.py).
+    """
     from reasonix.config import load
 
     cfg = load(Path.cwd())
@@ -124,30 +128,37 @@ def remote_config(model_ref: str, port: int) -> str:
 
 
 def _session(
-    conn: Connection, args: argparse.Namespace, remote_args: list[str], model: str,
-    forwards: list[str], *, tty: bool,
-) -> int:  # fmt: skip
+    conn: Connection, args: argparse.Namespace, remote_args: list[str], model: str, *, tty: bool
+) -> int:
     installed = install(conn, local_pyz())
     broker, _, model_ref = broker_for(model)
-    active: list[Forward] = []
     with broker:
         rfwd = Forward(conn, "R", 0, broker.port).start()
-        active.append(rfwd)
-        for spec in forwards:
-            local, remote = parse_spec(spec)
-            active.append(Forward(conn, "L", local, remote).start())
+        sync = ForwardSync(conn, args.name, quiet=tty).start()
         agent = prepare(conn, installed, remote_config(model_ref, rfwd.listen_port), broker.token)
         try:
             argv = agent.argv(remote_args, workdir=args.dir, tty=tty)
             code = subprocess.run(argv, check=False).returncode
         finally:
+            sync.stop()
             if conn.master is not None and conn.master.poll() is None:
                 agent.cleanup()
-            for fwd in reversed(active):
-                fwd.stop()
-    if code == 255 or conn.master is None or conn.master.poll() is not None:
+            rfwd.stop()
+    # 255: ssh lost the channel; < 0: the ssh client itself was killed.
+    if code == 255 or code < 0 or conn.master is None or conn.master.poll() is not None:
+        if tty:
+            _reset_terminal()
         raise ConnectionLost(f"{conn.host.name}: the SSH connection was lost")
     return code
+
+
+def _reset_terminal() -> None:
+    """Undo what the remote full-screen chat left set when its link died under it."""
+    if sys.stdout.isatty():
+        # leave the alternate screen, show the cursor, stop bracketed paste and mouse reports
+        sys.stdout.write("\x1b[?1049l\x1b[?25h\x1b[?2004l\x1b[?1000l\x1b[?1006l\x1b[0m\r\n")
+        sys.stdout.flush()
+    subprocess.run(["stty", "sane"], check=False, stderr=subprocess.DEVNULL)
 
 
 def execute(args: argparse.Namespace) -> int:
@@ -157,14 +168,14 @@ def execute(args: argparse.Namespace) -> int:
         rest.insert(0, args.dir)
         args.dir = ""
     rest, trust, model = _split_flags(rest)
-    host, forwards = find_host(args.name)
+    host, _ = find_host(args.name)
     workspace = ["--dir", args.dir] if args.dir else []
     if args.action == "run":
         if not args.dir:
             raise UsageError("usage: reasonix remote run NAME DIR [run flags] [PROMPT]")
         with open_connection(host, trust) as conn:
             try:
-                return _session(conn, args, ["run", *workspace, *rest], model, forwards, tty=False)
+                return _session(conn, args, ["run", *workspace, *rest], model, tty=False)
             except ConnectionLost as err:
                 print(printable(f"reasonix: {err}; run again with -c to continue the session"),
                       file=sys.stderr)  # fmt: skip
@@ -175,7 +186,7 @@ def execute(args: argparse.Namespace) -> int:
     for attempt in range(_RECONNECTS + 1):
         try:
             with open_connection(host, trust) as conn:
-                return _session(conn, args, chat, model, forwards, tty=True)
+                return _session(conn, args, chat, model, tty=True)
         except (ConnectionLost, RemoteError) as err:
             if attempt == _RECONNECTS or (not isinstance(err, ConnectionLost) and attempt == 0):
                 raise

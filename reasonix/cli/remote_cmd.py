@@ -49,7 +49,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         p.add_argument("dir", nargs="?" if verb == "connect" else None, default="")
         p.add_argument("rest", nargs=argparse.REMAINDER,
                        help="flags for the remote `reasonix run`/chat")  # fmt: skip
-    fwd = sub.add_parser("forward", help="saved port forwards, started with connect/run")
+    fwd = sub.add_parser("forward", help="saved -L forwards, live while connect/run/open runs")
     fsub = fwd.add_subparsers(dest="verb", required=True)
     for verb in ("add", "rm"):
         f = fsub.add_parser(verb)
@@ -72,8 +72,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     fput.add_argument("path")
     for p in (fls, fget, fput):
         _trust(p)
-    for verb in ("serve", "open"):
-        sub.add_parser(verb, help="(not implemented yet: needs `reasonix serve`)")
+    from reasonix.cli import remote_serve
+
+    remote_serve.configure(sub, _trust)
 
 
 def execute(args: argparse.Namespace) -> int:
@@ -91,6 +92,8 @@ def execute(args: argparse.Namespace) -> int:
         from reasonix.cli import remote_tools
 
         return remote_tools.execute(args)
-    from reasonix.errors import UsageError
+    from reasonix.cli import remote_serve
 
-    raise UsageError(f"reasonix remote {action}: not implemented yet (needs `reasonix serve`)")
+    if action == "open":
+        return remote_serve.execute_open(args)
+    return remote_serve.execute_serve(args)

@@ -7,6 +7,7 @@ and nothing else.
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -128,9 +129,16 @@ def remove_host(name: str) -> bool:
     return removed
 
 
-def from_ssh_config(alias: str, config_file: str = "") -> Host:
-    """The effective settings of one ``~/.ssh/config`` Host, via ``ssh -G``."""
-    argv = ["ssh", *(["-F", config_file] if config_file else []), "-G", "--", alias]
+def from_ssh_config(alias: str, config_file: str = "", *, read_from: str = "") -> Host:
+    """The effective settings of one ``~/.ssh/config`` Host, via ``ssh -G``.
+
+    ``config_file`` is kept with the host (``-F`` on every later call);
+    ``read_from`` is the file to query when none is kept: ssh itself finds
+    ``~`` through the password database, not ``$HOME``, so the file whose
+    Host names were listed is named explicitly.
+    """
+    query = config_file or read_from
+    argv = ["ssh", *(["-F", query] if query else []), "-G", "--", alias]
     proc = subprocess.run(argv, capture_output=True, text=True, timeout=15, check=False)
     if proc.returncode != 0:
         raise UsageError(f"ssh -G {alias}: {proc.stderr.strip()}")
@@ -141,20 +149,48 @@ def from_ssh_config(alias: str, config_file: str = "") -> Host:
     identity = ""
     for line in proc.stdout.splitlines():
         key, _, value = line.partition(" ")
-        if key.lower() == "identityfile" and Path(value).expanduser().exists():
+        picked = key.lower() == "identityfile" and not _default_identity(value)
+        if picked and Path(value).expanduser().exists():
             identity = value
             break
     jump = seen.get("proxyjump", "")
     port = int(seen.get("port", "22"))
+    user = seen.get("user", "")
     return Host(
         name=alias,
         hostname=seen.get("hostname", alias),
-        user=seen.get("user", ""),
+        # ssh -G fills in the local login name when the entry names none: keep it unset
+        user="" if user == _login_name() else user,
         port=0 if port == 22 else port,
         identity=identity,
         jump="" if jump == "none" else jump,
         ssh_config=config_file,
     )
+
+
+_DEFAULT_KEYS = ("id_rsa", "id_ecdsa", "id_ecdsa_sk", "id_ed25519", "id_ed25519_sk", "id_xmss",
+                 "id_dsa")  # fmt: skip
+
+
+def _login_name() -> str:
+    import pwd
+
+    try:
+        return pwd.getpwuid(os.getuid()).pw_name
+    except KeyError:
+        return ""
+
+
+def _default_identity(path: str) -> bool:
+    """ssh -G lists its default keys for every host: those are not the entry's choice."""
+    import pwd
+
+    try:
+        home = pwd.getpwuid(os.getuid()).pw_dir
+    except KeyError:
+        return False
+    p = Path(path)
+    return p.name in _DEFAULT_KEYS and str(p.parent) in (f"{home}/.ssh", "~/.ssh")
 
 
 def ssh_config_aliases(config_file: Path) -> list[str]:

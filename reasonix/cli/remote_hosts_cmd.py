@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import socket
 from pathlib import Path
 
 from reasonix.cli.remote_hosts import (
@@ -41,7 +42,8 @@ def _import(args: argparse.Namespace) -> int:
     if not aliases:
         raise UsageError(f"no Host entries to import in {config}")
     for alias in aliases:
-        host = from_ssh_config(alias, args.ssh_config)
+        kept = str(config) if args.ssh_config else ""
+        host = from_ssh_config(alias, kept, read_from=str(config) if config.is_file() else "")
         save_host(host)
         print(printable(f"imported {host.name} ({host.label})"))
     return 0
@@ -65,15 +67,21 @@ def _list() -> int:
     return 0
 
 
+def _listening(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=1):
+            return True
+    except OSError:
+        return False
+
+
 def _forward(args: argparse.Namespace) -> int:
     host, forwards = find_host(args.name)
     if args.verb == "ls":
         for spec in forwards:
-            print(
-                printable(
-                    f"-L 127.0.0.1:{spec.split(':')[0]} -> remote 127.0.0.1:{spec.split(':')[1]}"
-                )
-            )
+            local, remote = parse_spec(spec)
+            live = "  (live)" if _listening(local) else ""
+            print(printable(f"-L 127.0.0.1:{local} -> remote 127.0.0.1:{remote}{live}"))
         if not forwards:
             print(printable(f"no forwards for {host.name}"))
         return 0
@@ -82,13 +90,15 @@ def _forward(args: argparse.Namespace) -> int:
         if args.spec not in forwards:
             forwards.append(args.spec)
         save_host(host, forwards)
-        print(printable(f"{host.name}: forward {args.spec} saved; active during connect/run"))
+        print(printable(f"{host.name}: forward {args.spec} saved; live in a running "
+                        f"`reasonix remote connect|run|open {host.name}` within a second, "
+                        "and in every later one"))  # fmt: skip
         return 0
     if args.spec not in forwards:
         raise UsageError(f"{host.name} has no forward {args.spec}")
     forwards.remove(args.spec)
     save_host(host, forwards)
-    print(printable(f"{host.name}: forward {args.spec} removed"))
+    print(printable(f"{host.name}: forward {args.spec} removed (closed in a running connection)"))
     return 0
 
 

@@ -12,14 +12,19 @@ from reasonix.cli.safe_text import printable
 from reasonix.remote.bootstrap import MIN_PYTHON, probe
 from reasonix.remote.connection import Connection
 from reasonix.remote.sftpfs import SftpFS
-from reasonix.remote.ssh import Host
+from reasonix.remote.ssh import Host, control_dir
 
 __all__ = ["execute", "open_connection"]
 
 
-def open_connection(host: Host, trust: str = "") -> Connection:
-    """Connect to ``host`` with the terminal prompt callback."""
-    return Connection(host, on_prompt=make_prompt(host.name, trust)).open()
+def open_connection(host: Host, trust: str = "", *, purpose: str = "") -> Connection:
+    """Connect to ``host`` with the terminal prompt callback.
+
+    A ``purpose`` gets its own control-socket directory, so a long-held
+    connection (``open``) does not block ``connect``/``run`` to the same host.
+    """
+    sockets = str(control_dir() / purpose) if purpose else None
+    return Connection(host, on_prompt=make_prompt(host.name, trust), socket_dir=sockets).open()
 
 
 def _test(args: argparse.Namespace) -> int:

@@ -31,6 +31,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add("--open", action="store_true", help="open the URL in a web browser")
     add("--dir", metavar="DIR", help="serve DIR instead of the current directory")
     add("--verbose", "-v", action="store_true", help="log every request to stderr")
+    add("--tunnel", action="store_true", help=argparse.SUPPRESS)  # reasonix remote open
     add("--set-password", action="store_true", help="store a password for --auth-mode password")
 
 
@@ -68,6 +69,7 @@ def execute(args: argparse.Namespace) -> int:
     from reasonix import config as config_mod
     from reasonix.boot import RuntimeOptions
     from reasonix.serve.auth import load_password_hash, read_or_create_token
+    from reasonix.serve.guard import is_loopback
     from reasonix.serve.server import ServeApp, ServeSettings
 
     workspace = RuntimeOptions(workspace=args.dir).resolved_workspace()
@@ -90,6 +92,7 @@ def execute(args: argparse.Namespace) -> int:
         token=read_or_create_token(Path(args.token_file)) if args.token_file else "",
         password_hash=load_password_hash() if mode == "password" else "",
         release_after=cfg.serve.release_after_seconds,
+        tunnel=args.tunnel and is_loopback(args.host or cfg.serve.host),
     )
     app = ServeApp(settings, log=_log if args.verbose else None)
     print(app.url, flush=True)

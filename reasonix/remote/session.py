@@ -57,7 +57,7 @@ class RemoteAgent:
         py = shlex.quote(self.installed.python)
         return (
             f"{cd}REASONIX_HOME={shlex.quote(self.directory)} "
-            f'REASONIX_STATE_HOME="$HOME/.reasonix" '
+            f'REASONIX_STATE_HOME="$HOME/.reasonix" REASONIX_CACHE_HOME="$HOME/.reasonix/cache" '
             f"exec {py} -c {shlex.quote(_SUPERVISOR)} "
             f"{py} {shlex.quote(self.installed.path)} {words}"
         )

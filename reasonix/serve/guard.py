@@ -64,12 +64,17 @@ class Guard:
         port: int,
         behind_proxy: bool = False,
         limiter: RateLimiter | None = None,
+        tunnel: bool = False,
     ) -> None:
         self.secrets, self.port, self.behind_proxy = secrets, port, behind_proxy
+        # Behind an SSH -L tunnel the browser's port is the tunnel's local one: the
+        # name is still checked (what DNS rebinding changes), the port is not.
+        self.tunnel = tunnel
         self.bind = host
         self.limiter = limiter or RateLimiter()
         self.loopback = is_loopback(host)
         names = {"127.0.0.1", "localhost", "[::1]", host if ":" not in host else f"[{host}]"}
+        self.local_names = names
         self.local_hosts = {f"{n}:{port}" for n in names}
         self.cookie_name = f"rx_auth_{port}"
 
@@ -107,6 +112,9 @@ class Guard:
         if not host:
             return False
         if self.loopback and not self.behind_proxy:
+            if self.tunnel:
+                name, _, port = host.rpartition(":")
+                return name in self.local_names and port.isdigit()
             return host in self.local_hosts
         return True  # exposed on purpose: authentication protects it, Origin is checked
 

@@ -49,6 +49,7 @@ class ServeSettings:
     token: str = ""  # token mode; "" = a fresh one for this launch
     password_hash: str = ""  # password mode: the stored PBKDF2 hash
     release_after: float = 60.0  # idle seconds before a session's lease is released
+    tunnel: bool = False  # reached through an SSH -L forward (reasonix remote open)
     max_body: int = 1 << 20
 
 
@@ -156,7 +157,8 @@ class ServeApp:
             ) from err
         self.port = int(self.httpd.server_address[1])
         self.guard = Guard(self.secrets, host=settings.host, port=self.port,
-                           behind_proxy=settings.behind_proxy, limiter=RateLimiter())  # fmt: skip
+                           behind_proxy=settings.behind_proxy, limiter=RateLimiter(),
+                           tunnel=settings.tunnel)  # fmt: skip
         self._closed = threading.Event()
         self._serving = threading.Event()
         self._life = threading.Lock()

@@ -44,8 +44,7 @@ def test_every_command_of_the_design_is_implemented(name: str) -> None:
     assert name in COMMANDS and name not in PLACEHOLDERS
     out = run(name, "--help")
     assert out.returncode == 0
-    if name != "remote":  # remote serve/open wait for a later slice and say so in the help
-        assert "not implemented" not in out.stdout + out.stderr
+    assert "not implemented" not in out.stdout + out.stderr
 
 
 def test_unknown_command_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:

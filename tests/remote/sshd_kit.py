@@ -142,3 +142,27 @@ def ssh_pids(marker: str) -> list[int]:
         ):
             found.append(int(entry.name))
     return found
+
+
+def descendants(root: int) -> list[int]:
+    """Pids of every live process below ``root`` (sshd's per-connection children)."""
+    parents: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        # the command name may hold spaces and parentheses: split after the last ")"
+        fields = stat.rsplit(")", 1)[1].split()
+        if fields[0] != "Z":
+            parents[int(entry.name)] = int(fields[1])
+    found: list[int] = []
+    frontier = [root]
+    while frontier:
+        pid = frontier.pop()
+        kids = [p for p, pp in parents.items() if pp == pid]
+        found += kids
+        frontier += kids
+    return found

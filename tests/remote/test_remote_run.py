@@ -12,82 +12,15 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from fakes import FakeServer, ToolSpec, Turn
 
+from remote.cli_kit import KEY, add_box, cli, remote_processes
 from remote.sshd_kit import Sshd, ssh_pids
 
 pytestmark = [pytest.mark.interop, pytest.mark.slow]
-
-ROOT = Path(__file__).resolve().parents[2]
-KEY = "sk-fake-LOCAL-ONLY-7731"
-
-
-@pytest.fixture(scope="module")
-def pyz(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("pyz") / "reasonix.pyz"
-    subprocess.run([sys.executable, str(ROOT / "build_zipapp.py"), "--output", str(out)],
-                   check=True, capture_output=True, timeout=120)  # fmt: skip
-    return out
-
-
-@pytest.fixture
-def local(tmp_path: Path, pyz: Path, sshd: Sshd) -> Iterator[tuple[dict[str, str], Path]]:
-    sshd.trust_host_key()
-    env = {
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "HOME": str(tmp_path / "lhome"),
-        "LANG": "C.UTF-8",
-        "REASONIX_HOME": str(tmp_path / "lrx"),
-        "FAKE_PROVIDER_KEY": KEY,
-        "REASONIX_REMOTE_PYZ": str(pyz),
-        "PYTHONPATH": str(ROOT),
-    }
-    ws = sshd.remote_home / f"repo-{tmp_path.name}"
-    ws.mkdir()
-    (ws / "notes.txt").write_text("REMOTE-NOTE-4242\n")
-    yield env, ws
-
-
-def cli(env: dict[str, str], *args: str, timeout: float = 90) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "reasonix", *args], env=env, cwd=env["HOME"] if
-                          Path(env["HOME"]).is_dir() else None, capture_output=True, text=True,
-                          timeout=timeout)  # fmt: skip
-
-
-def add_box(env: dict[str, str], sshd: Sshd, url: str) -> None:
-    Path(env["HOME"]).mkdir(exist_ok=True)
-    rx = Path(env["REASONIX_HOME"])
-    rx.mkdir(exist_ok=True)
-    (rx / "config.toml").write_text(
-        'default_model = "fake/fake-model"\n\n[[providers]]\nname = "fake"\nkind = "openai"\n'
-        f'base_url = "{url}"\nmodels = ["fake-model"]\napi_key_env = "FAKE_PROVIDER_KEY"\n'
-    )
-    opts = [a for o in sshd.host_options() for a in ("-o", o)]
-    res = cli(env, "remote", "add", "box", f"{sshd.user}@127.0.0.1", "-p", str(sshd.port),
-              "-i", str(sshd.client_key), "-F", str(sshd.ssh_config), *opts)  # fmt: skip
-    assert res.returncode == 0, res.stderr
-    assert "[[remote.hosts]]" in (rx / "config.toml").read_text()
-
-
-def remote_processes(rhome: Path) -> dict[int, bytes]:
-    """environ of every process whose HOME is the remote home (= started by the session)."""
-    found = {}
-    marker = f"HOME={rhome}".encode()
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            environ = (entry / "environ").read_bytes()
-            cmdline = (entry / "cmdline").read_bytes()
-        except OSError:
-            continue
-        if marker in environ.split(b"\0"):
-            found[int(entry.name)] = environ + b"\0" + cmdline
-    return found
 
 
 def test_add_list_test_remove(local: tuple[dict[str, str], Path], sshd: Sshd) -> None:
