@@ -8,6 +8,7 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -156,3 +157,69 @@ def test_pattern_compiles_on_first_use() -> None:
     assert m is not None and m.group("word") == "abc"
     assert pat.sub("-", "ab1 cd2") == "- -"
     assert pat.compiled() is pat.compiled()
+
+
+def _twins(**options: object) -> tuple[type, type]:
+    """The same class body made by dataclasses and by reasonix.lazy."""
+
+    def body(deco: Any) -> type:
+        @deco(**options)
+        class Twin:
+            a: int
+            b: list[int] = dataclasses.field(default_factory=list, compare=False)
+            c: str = dataclasses.field(default="c", repr=False)
+            d: float = dataclasses.field(default=0.5, hash=False)
+
+        return Twin
+
+    return body(dataclasses.dataclass), body(dataclass)
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{}, {"frozen": True}, {"eq": False}, {"unsafe_hash": True}, {"repr": False},
+     {"frozen": True, "eq": False}, {"order": True}, {"frozen": True, "order": True}],
+)  # fmt: skip
+def test_the_shared_methods_match_the_generated_ones(options: dict[str, object]) -> None:
+    real, ours = _twins(**options)
+    r1, r2 = real(1, [2], "x", 1.5), real(1, [3], "x", 1.5)
+    o1, o2 = ours(1, [2], "x", 1.5), ours(1, [3], "x", 1.5)
+    assert (r1 == r2) == (o1 == o2)
+    assert (r1 == real(2)) == (o1 == ours(2))
+    if options.get("repr", True):
+        assert repr(r1) == repr(o1)
+    else:
+        assert repr(o1).startswith("<") and repr(r1).startswith("<")
+    assert (real.__hash__ is None) == (ours.__hash__ is None)
+    if real.__hash__ is not None and "__hash__" in real.__dict__:
+        assert hash(r1) == hash(r1) and (hash(o1) == hash(ours(1, [], "x", 9.0))) == (
+            hash(r1) == hash(real(1, [], "x", 9.0))
+        )
+    assert (o1 == object()) is False
+
+
+def test_methods_written_in_the_class_win() -> None:
+    @dataclass(frozen=True)
+    class Custom:
+        a: int
+
+        def __repr__(self) -> str:
+            return "custom"
+
+        def __eq__(self, other: object) -> bool:
+            return True
+
+        def __hash__(self) -> int:
+            return 7
+
+    assert repr(Custom(1)) == "custom" and Custom(1) == Custom(2) and hash(Custom(1)) == 7
+
+
+def test_a_recursive_repr_is_cut_short() -> None:
+    @dataclass
+    class Node:
+        child: Any = None
+
+    n = Node()
+    n.child = n
+    assert repr(n) == "test_a_recursive_repr_is_cut_short.<locals>.Node(child=...)"

@@ -62,6 +62,7 @@ from reasonix.agent.tokens import (
     estimate_large,
     estimate_message,
     estimate_request,
+    upper_bound_message,
     upper_bound_request,
 )
 from reasonix.agent.window import ContextWindow
@@ -238,8 +239,10 @@ class ContextManager:
             self._pending = list(pending)
             self._sync()
             messages = self._current()
+            if self.trigger <= 0 or self._surely_below(messages, self.trigger):
+                return self._sending(messages)
             tokens = self._estimate(messages)
-            if self.trigger <= 0 or tokens < self.trigger:
+            if tokens < self.trigger:
                 return self._sending(messages)
             result = self._transaction(
                 cancel,
@@ -370,6 +373,19 @@ class ContextManager:
     def _sending(self, messages: list[Message]) -> list[Message]:
         self.counter.note_sent(self.system, messages, self.tools)
         return messages
+
+    def _surely_below(self, messages: Sequence[Message], limit: int) -> bool:
+        """True when even the cheap upper bound of the estimate is under ``limit``.
+
+        Only before the first usage report: the estimate is ``ratio × raw`` then,
+        which the bound covers; an anchored estimate is cheap to make anyway.
+        """
+        if self.counter.anchored:
+            return False
+        if self._fixed_bound is None:
+            self._fixed_bound = upper_bound_request(self.system, self.tools)
+        bound = self._fixed_bound + sum(upper_bound_message(m) for m in messages)
+        return math.ceil(self.counter.ratio * bound) < limit
 
     def _estimate(self, messages: Sequence[Message]) -> int:
         return self.counter.estimate(self.system, messages, self.tools)

@@ -176,6 +176,18 @@ def estimate_tools(tools: Sequence[ToolSchema] | Sequence[dict[str, Any]]) -> in
     return estimate_text(json.dumps(items, separators=(",", ":"), ensure_ascii=False))
 
 
+def upper_bound_message(msg: Message) -> int:
+    """A bound that :func:`estimate_message` never exceeds (no text walk)."""
+    n = MESSAGE_OVERHEAD + upper_bound_text(msg.content)
+    for tc in msg.tool_calls:
+        n += MESSAGE_OVERHEAD + upper_bound_text(tc.name) + upper_bound_text(tc.arguments)
+    if msg.reasoning:
+        n += upper_bound_text(msg.reasoning)
+    if msg.tool_call_id:
+        n += 2
+    return n
+
+
 def upper_bound_request(system: str, tools: Sequence[ToolSchema] = ()) -> int:
     """A bound that ``estimate_request(system, [], tools)`` never exceeds (no text walk)."""
     bound = upper_bound_text(system) + MESSAGE_OVERHEAD if system else 0
@@ -255,6 +267,12 @@ class TokenCounter:
                 # Clamp: one odd report (e.g. a vendor counting cached tokens
                 # separately) must not make the estimator absurd.
                 self._ratio = min(4.0, max(0.25, prompt_tokens / raw))
+
+    @property
+    def anchored(self) -> bool:
+        """True once a usage report anchors the estimate (it is then no longer ratio × raw)."""
+        with self._lock:
+            return self._anchor is not None
 
     def bump_ratio(self, minimum: float) -> None:
         """Raise the ratio to at least ``minimum`` (after an overflow the estimate was too low)."""

@@ -6,12 +6,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from reasonix.agent.tokens import (
+    estimate_message,
     estimate_request,
     estimate_text,
+    upper_bound_message,
     upper_bound_request,
     upper_bound_text,
 )
-from reasonix.provider.types import ToolSchema
+from reasonix.provider.types import Message, Role, ToolCall, ToolSchema
 
 _ALPHABET = st.sampled_from(
     list("abcdefghijklmnopqrstuvwxyzABCXYZ0123456789 _-.,;:!?()[]{}<>'\"\n\t/\\|+=*&^%$#@~`")
@@ -47,3 +49,21 @@ def test_the_request_bound_holds(system: str, tools: list[tuple[str, str]]) -> N
         for name, desc in tools
     ]
     assert estimate_request(system, [], schemas) <= upper_bound_request(system, schemas)
+
+
+@settings(max_examples=200)
+@given(
+    st.text(max_size=300),
+    st.lists(st.tuples(st.text(max_size=20), st.text(max_size=200)), max_size=3),
+    st.text(max_size=100),
+)
+def test_the_message_bound_holds(
+    content: str, calls: list[tuple[str, str]], reasoning: str
+) -> None:
+    msg = Message(
+        Role.ASSISTANT,
+        content,
+        tool_calls=[ToolCall(f"c{i}", name, args) for i, (name, args) in enumerate(calls)],
+        reasoning=reasoning,
+    )
+    assert estimate_message(msg) <= upper_bound_message(msg)
