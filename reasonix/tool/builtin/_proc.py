@@ -14,6 +14,7 @@ or a cancel is noticed within :data:`POLL_SECONDS` even while output streams.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 import selectors
@@ -194,8 +195,9 @@ class _Tree:
         self.tag = tag
         self.strays: frozenset[int] = frozenset()
 
-    def snapshot(self) -> None:
-        self.strays = self.strays | descendants(self.pgid)
+    def snapshot(self, links: bool = True) -> None:
+        if links:
+            self.strays = self.strays | descendants(self.pgid)
         if self.tag:
             self.strays = self.strays | tagged(self.tag)
 
@@ -207,8 +209,10 @@ class _Tree:
             except OSError:
                 pass
 
-    def terminate(self) -> None:
-        self.snapshot()
+    def terminate(self, links: bool = True) -> None:
+        """SIGTERM everything found; ``links`` False once the leader is reaped (its
+        children were re-parented when it exited, so no parent link leads to them)."""
+        self.snapshot(links)
         self.signal(signal.SIGTERM)
         self.signal(signal.SIGCONT)  # a stopped process cannot act on SIGTERM
 
@@ -271,7 +275,10 @@ def run_command(
                         eof = True
                         sel.unregister(fd)
             else:
-                time.sleep(POLL_SECONDS)
+                # The pipe closed while the leader still runs (a sandbox's bwrap outlives
+                # its command by a moment): wake as soon as it exits, not a poll later.
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    proc.wait(POLL_SECONDS)
             now = time.monotonic()
             if not (outcome.timed_out or outcome.cancelled):
                 if cancel.cancelled:
@@ -285,7 +292,7 @@ def run_command(
                 leader_exit = now
                 if reap and kill_at is None:
                     # The shell is done; whatever it left in its group goes too.
-                    tree.terminate()
+                    tree.terminate(links=False)
                     kill_at = now + KILL_GRACE_SECONDS
             if kill_at is not None and now >= kill_at:
                 tree.signal(signal.SIGKILL)
