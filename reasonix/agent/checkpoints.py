@@ -10,6 +10,9 @@ A per-project log (``log.jsonl``, append-only) records, per session and turn,
 where the turn's messages start in the transcript and its snapshots.
 
 Read-only turns cost nothing: no snapshot is taken until something may write.
+A snapshot runs as few git processes as it can: ``ls-files`` (what changed),
+``add`` + ``write-tree`` only when something did, and the commit object and
+its ref are written directly (the same bytes ``commit-tree`` writes).
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ __all__ = ["FILE_LIMIT", "CheckpointStore", "Turn", "TurnRecorder"]
 
 FILE_LIMIT = 10 * 1024 * 1024  # a file larger than this is not kept (named in the log)
 _GIT_TIMEOUT = 120.0
+_IDENT = "reasonix <checkpoints@reasonix.invalid>"  # author and committer of every snapshot
 
 
 @dataclass
@@ -58,6 +62,10 @@ class CheckpointStore:
         self.git_dir = self.root / "git"
         self.log_path = self.root / "log.jsonl"
         self._lock = threading.Lock()
+        # The tree our last `add` + `write-tree` left in the index, keyed by the index
+        # file's identity: while neither changes, an unchanged workspace needs no new tree.
+        self._tree: tuple[tuple[int, ...], str] | None = None
+        self._plain: bool | None = None  # a SHA-1 repository with loose refs (see _commit)
 
     @staticmethod
     def available() -> bool:
@@ -97,7 +105,8 @@ class CheckpointStore:
         if (self.git_dir / "HEAD").is_file():
             return
         self.root.mkdir(parents=True, exist_ok=True)
-        self.git("init", "-q", work_tree=False)  # GIT_DIR names where it goes
+        # GIT_DIR names where it goes; no template: sample hooks and the rest are not needed
+        self.git("init", "-q", "--template=", work_tree=False)
         # The agent's own state must never be snapshotted, even when it lives in the project.
         excludes = [".git/", ".reasonix-checkpoints/"]
         with contextlib.suppress(ValueError):
@@ -110,16 +119,55 @@ class CheckpointStore:
         with self._lock:
             self._ensure()
             listed = self.git("ls-files", "-z", "--others", "--modified", "--exclude-standard")
+            names = sorted({n for n in listed.decode("utf-8", "replace").split("\0") if n})
             too_big = []
-            for name in sorted({n for n in listed.decode("utf-8", "replace").split("\0") if n}):
+            for name in names:
                 with contextlib.suppress(OSError):
                     if (self.workspace / name).stat().st_size > FILE_LIMIT:
                         too_big.append(name)
-            self.git("add", "-A", "--", ".", *(f":(exclude,literal){n}" for n in too_big))
-            tree = self.git("write-tree").decode().strip()
+            cached = self._tree
+            if len(too_big) == len(names) and cached is not None and cached[0] == self._index_id():
+                # Nothing `add` would take differs from the index our last write-tree read:
+                # the same tree, without two more git processes.
+                tree = cached[1]
+            else:
+                self._tree = None
+                self.git("add", "-A", "--", ".", *(f":(exclude,literal){n}" for n in too_big))
+                tree = self.git("write-tree").decode().strip()
+                index = self._index_id()
+                self._tree = (index, tree) if index else None
+            commit = self._commit(tree, message)
+            return commit, too_big
+
+    def _index_id(self) -> tuple[int, ...]:
+        """The index file's identity; git replaces it (a new inode) whenever it writes it."""
+        try:
+            st = (self.git_dir / "index").stat()
+        except OSError:
+            return ()
+        return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+    def _commit(self, tree: str, message: str) -> str:
+        """A commit of ``tree`` made the latest; written directly where the repository is
+        the SHA-1, loose-ref kind ``init`` made (two git processes saved), else by git."""
+        if self._plain is None:
+            try:
+                config = (self.git_dir / "config").read_text(errors="replace")
+            except OSError:
+                config = "[extensions]"  # unknown: let git decide
+            self._plain = "[extensions]" not in config.replace(" ", "").lower()
+        if not self._plain:
             commit = self.git("commit-tree", tree, "-m", message).decode().strip()
             self.git("update-ref", "refs/reasonix/latest", commit)
-            return commit, too_big
+            return commit
+        who = f"{_IDENT} {_stamp(time.time())}"
+        body = f"tree {tree}\nauthor {who}\ncommitter {who}\n\n{message}\n".encode()
+        try:
+            commit = _write_object(self.git_dir, b"commit", body)
+            _set_ref(self.git_dir, "refs/reasonix/latest", commit)
+        except OSError as exc:
+            raise SessionError(f"checkpoint: could not record the snapshot: {exc}") from None
+        return commit
 
     def changed(self, a: str, b: str) -> list[str]:
         """Paths that differ between two snapshots."""
@@ -165,6 +213,55 @@ class CheckpointStore:
         rewind copied it from (``rewound_from``/``rewound_turn`` records)."""
         recs = self.records()
         return _turns(recs, session, depth=0)
+
+
+def _stamp(now: float) -> str:
+    """``<seconds> <+hhmm>`` as git writes a date: local offset, like ``commit-tree``."""
+    offset = time.localtime(now).tm_gmtoff or 0
+    sign = "-" if offset < 0 else "+"
+    hours, minutes = divmod(abs(offset) // 60, 60)
+    return f"{int(now)} {sign}{hours:02d}{minutes:02d}"
+
+
+def _write_object(git_dir: Path, kind: bytes, body: bytes) -> str:
+    """Store a loose object the way git does (zlib, read-only, renamed into place)."""
+    import hashlib  # noqa: PLC0415 - only when a snapshot is written
+    import zlib  # noqa: PLC0415
+
+    data = b"%s %d\0" % (kind, len(body)) + body
+    oid = hashlib.sha1(data).hexdigest()  # noqa: S324 - git's object name, not security
+    folder = git_dir / "objects" / oid[:2]
+    target = folder / oid[2:]
+    if target.exists():
+        return oid
+    folder.mkdir(exist_ok=True)
+    tmp = folder / f"tmp_obj_{os.getpid()}_{threading.get_ident()}"
+    try:
+        with open(tmp, "wb") as fh:
+            fh.write(zlib.compress(data))
+        os.chmod(tmp, 0o444)
+        os.replace(tmp, target)  # the same name means the same bytes: replacing is harmless
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+    return oid
+
+
+def _set_ref(git_dir: Path, name: str, oid: str) -> None:
+    """Point a loose ref at ``oid`` through git's own ``<ref>.lock`` protocol."""
+    ref = git_dir / name
+    lock = ref.with_name(ref.name + ".lock")
+    ref.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # held: git is updating it
+    try:
+        try:
+            os.write(fd, f"{oid}\n".encode())
+        finally:
+            os.close(fd)
+        os.replace(lock, ref)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(lock)
 
 
 def _turns(recs: list[dict[str, Any]], session: str, depth: int) -> list[Turn]:
