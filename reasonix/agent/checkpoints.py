@@ -291,14 +291,19 @@ class TurnRecorder:
     def __init__(self, store: CheckpointStore) -> None:
         self.store = store
         self._turn: Turn | None = None
+        self._last: tuple[str, int] = ("", 0)  # (session, number) of the turn begun last
         self.notices: list[str] = []
 
     def begin(self, session: str, records: int, title: str) -> None:
         """A user turn starts; ``records`` = the transcript's record count before it."""
-        number = len(self.store.turns(session)) + 1
+        # Only the lease holder writes a session's turns: after the first, this process
+        # counts on instead of reading the whole project log again.
+        last_session, last = self._last
+        number = last + 1 if last_session == session else len(self.store.turns(session)) + 1
         self._turn = Turn(session, number, records, title[:120], time.time())
         rec = {"type": "turn", "session": session, "turn": number, "records": records}
         self.store.append({**rec, "title": title[:120], "time": time.time()})
+        self._last = (session, number)
 
     def before_write(self) -> None:
         """A tool that may change files is about to run: snapshot once per turn."""

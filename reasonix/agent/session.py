@@ -382,6 +382,7 @@ class Session:
         self._records = records
         self._lease = lease
         self._fh: BinaryIO | None = path.open("ab")
+        self._synced = False  # True while nothing was appended since the last fsync
 
     # -- constructors ---------------------------------------------------------
     @classmethod
@@ -437,6 +438,7 @@ class Session:
             data = line.encode("utf-8")
         except UnicodeEncodeError:  # lone surrogates: \u-escape them, the record round-trips
             data = (json.dumps(record, separators=(",", ":")) + "\n").encode("ascii")
+        self._synced = False
         self._fh.write(data)  # one write: a kill tears at most this line
         self._fh.flush()
         self._records.append(record)
@@ -460,8 +462,9 @@ class Session:
 
     def sync(self) -> None:
         """Make every appended record durable (called at turn boundaries)."""
-        if self._fh is not None:
+        if self._fh is not None and not self._synced:  # a second fsync would find nothing
             os.fsync(self._fh.fileno())
+            self._synced = True
 
     def close(self) -> None:
         """Sync, close the file and release the lease (idempotent)."""

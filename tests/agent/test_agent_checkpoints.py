@@ -152,3 +152,20 @@ def test_a_repository_of_another_object_format_is_committed_by_git(tmp_path: Pat
     commit, _ = store.snapshot("t")
     assert len(commit) == 64 and store.content(commit, "a.txt") == b"one\n"
     assert _shadow(store, "rev-parse", "refs/reasonix/latest").strip() == commit
+
+
+def test_turns_are_numbered_on_across_recorders_and_sessions(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    store = CheckpointStore(ws)
+    first = TurnRecorder(store)
+    for title in ("one", "two"):
+        first.begin("s1", 0, title)
+        first.end()
+    first.begin("s2", 0, "other")
+    first.end()
+    later = TurnRecorder(CheckpointStore(ws))  # the next process continuing s1
+    later.begin("s1", 0, "three")
+    first.begin("s1", 0, "four")  # back to s1 after another session: counted from the log
+    assert [t.title for t in store.turns("s1")] == ["one", "two", "three", "four"]
+    assert [t.number for t in store.turns("s1")] == [1, 2, 3, 4]
