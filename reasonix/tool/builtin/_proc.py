@@ -42,6 +42,9 @@ __all__ = [
 KILL_GRACE_SECONDS = 2.0  # time for a SIGTERM'd build tool to flush and exit
 POLL_SECONDS = 0.05  # cancel/deadline reaction time while blocked on the pipe
 DRAIN_SECONDS = 1.0  # after the shell exits, how long a detached holder may keep the pipe
+# Waiting for a signalled process to go: it usually does within a millisecond, so look
+# again soon, then back off (each look reads /proc).
+_FIRST_PAUSE, _LAST_PAUSE = 0.002, 0.02
 _DETACH = Pattern(r"\b(nohup|disown|setsid)\b")
 
 
@@ -112,10 +115,12 @@ def kill_group(pgid: int, grace: float = KILL_GRACE_SECONDS) -> None:
         return
     _signal_group(pgid, signal.SIGCONT)  # a stopped process cannot act on SIGTERM
     deadline = time.monotonic() + grace
+    pause = _FIRST_PAUSE
     while time.monotonic() < deadline:
         if not group_alive(pgid):
             return
-        time.sleep(0.02)
+        time.sleep(pause)
+        pause = min(pause * 2, _LAST_PAUSE)
     _signal_group(pgid, signal.SIGKILL)
 
 
@@ -222,10 +227,12 @@ class _Tree:
     def finish(self, grace: float) -> None:
         """Wait up to ``grace`` for everything to exit, then SIGKILL the rest."""
         deadline = time.monotonic() + grace
+        pause = _FIRST_PAUSE
         while time.monotonic() < deadline:
             if not self.alive():
                 return
-            time.sleep(0.02)
+            time.sleep(pause)
+            pause = min(pause * 2, _LAST_PAUSE)
         self.signal(signal.SIGKILL)
 
 
