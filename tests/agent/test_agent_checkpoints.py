@@ -132,7 +132,7 @@ def test_a_kept_file_that_grows_too_big_keeps_its_last_kept_bytes(
     ws.mkdir()
     (ws / "log.txt").write_text("small\n")
     store = _Counting(ws)
-    first, _ = store.snapshot("t1")
+    store.snapshot("t1")
     (ws / "log.txt").write_bytes(b"z" * 5000)
     for label in ("t2", "t3"):  # the second time from the kept tree
         commit, too_big = store.snapshot(label)
