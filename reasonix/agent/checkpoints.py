@@ -64,7 +64,7 @@ class CheckpointStore:
         self._lock = threading.Lock()
         # The tree our last `add` + `write-tree` left in the index, keyed by the index
         # file's identity: while neither changes, an unchanged workspace needs no new tree.
-        self._tree: tuple[tuple[int, ...], str] | None = None
+        self._tree: tuple[tuple[object, ...], str] | None = None
         self._plain: bool | None = None  # a SHA-1 repository with loose refs (see _commit)
 
     @staticmethod
@@ -139,13 +139,19 @@ class CheckpointStore:
             commit = self._commit(tree, message)
             return commit, too_big
 
-    def _index_id(self) -> tuple[int, ...]:
-        """The index file's identity; git replaces it (a new inode) whenever it writes it."""
+    def _index_id(self) -> tuple[object, ...]:
+        """The index file's identity: git replaces the file whenever it writes it, and its
+        last 20 bytes are the SHA-1 of everything before (coarse timestamps cannot fool it)."""
         try:
-            st = (self.git_dir / "index").stat()
+            with open(self.git_dir / "index", "rb") as fh:
+                st = os.fstat(fh.fileno())
+                if st.st_size < 32:
+                    return ()
+                fh.seek(-20, os.SEEK_END)
+                checksum = fh.read(20)
         except OSError:
             return ()
-        return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+        return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns, checksum)
 
     def _commit(self, tree: str, message: str) -> str:
         """A commit of ``tree`` made the latest; written directly where the repository is
