@@ -34,6 +34,8 @@ from collections.abc import Hashable, Iterable, Sequence
 
 from reasonix.lazy import dataclass
 
+from reasonix.agent.memory.bm25_topk import ImpactList, threshold_top_k
+
 __all__ = ["K1", "STOP_WORDS", "B", "BM25Index", "Hit", "content_terms", "tokenize"]
 
 K1 = 1.2
@@ -204,6 +206,7 @@ class BM25Index:
         self._tf: dict[str, dict[int, int]] = {}  # the same postings, for random access
         self._total_length = 0
         self._norm_cache: list[float] | None = None
+        self._impacts: dict[str, ImpactList] = {}  # lazily, per term, until the next add
 
     def __len__(self) -> int:
         return len(self._keys)
@@ -219,6 +222,7 @@ class BM25Index:
         self._lengths.append(len(tokens))
         self._total_length += len(tokens)
         self._norm_cache = None  # avgdl changed
+        self._impacts = {}  # and with it every impact
         for term, tf in Counter(tokens).items():
             self._postings.setdefault(term, []).append((doc, tf))
             self._tf.setdefault(term, {})[doc] = tf
@@ -293,6 +297,43 @@ class BM25Index:
         Ties keep insertion order (earlier documents first) so results are stable.
         """
         tokens = tokenize(query) if isinstance(query, str) else list(query)
-        acc = self._accumulate(self._weights(tokens), k=max(1, k))
-        best = heapq.nsmallest(k, acc.items(), key=lambda kv: (-kv[1], kv[0]))
-        return [Hit(self._keys[doc], score) for doc, score in best]
+        return [Hit(self._keys[doc], score) for doc, score in self._top(tokens, k)]
+
+    def _top(
+        self, tokens: Iterable[str], k: int, threshold: bool | None = None
+    ) -> list[tuple[int, float]]:
+        """(doc, score) of the ``k`` best, by the cheaper method unless ``threshold`` says."""
+        weights = self._weights(tokens)
+        if k <= 0 or not weights:
+            return []
+        if threshold is None:
+            threshold = self._use_threshold(weights)
+        if threshold:
+            return self._threshold(weights, k)
+        acc = self._accumulate(weights, k=k)
+        return heapq.nsmallest(k, acc.items(), key=lambda kv: (-kv[1], kv[0]))
+
+    def _use_threshold(self, weights: list[tuple[str, float]]) -> bool:
+        """Whether the Threshold Algorithm should beat MaxScore for these terms.
+
+        A rough cost model in units of one posting walked by MaxScore, which
+        walks the two heaviest terms' postings and then looks every scored
+        document up in the rest; the Threshold Algorithm first computes the
+        impacts of the terms it has not ordered yet (about half a unit a
+        posting, C-level ``map``) and then reads a few hundred entries per term.
+        """
+        dfs = [len(self._tf[term]) for term, _ in weights]
+        walked = sum(dfs[:2])
+        maxscore = walked + 0.4 * walked * (len(dfs) - 2) if len(dfs) > 2 else walked
+        unordered = sum(df for (term, _), df in zip(weights, dfs) if term not in self._impacts)
+        return 0.5 * unordered + 1500 * len(dfs) < maxscore
+
+    def _threshold(self, weights: list[tuple[str, float]], k: int) -> list[tuple[int, float]]:
+        norms = self._norms()
+        terms = []
+        for term, weight in weights:
+            lst = self._impacts.get(term)
+            if lst is None:
+                lst = self._impacts[term] = ImpactList(self._tf[term], norms)
+            terms.append((self._tf[term], weight * (self.k1 + 1.0), lst))
+        return threshold_top_k(terms, norms, k)
