@@ -320,13 +320,14 @@ class BM25Index:
         walks the two heaviest terms' postings and then looks every scored
         document up in the rest; the Threshold Algorithm first computes the
         impacts of the terms it has not ordered yet (about half a unit a
-        posting, C-level ``map``) and then reads a few hundred entries per term.
+        posting, C-level ``map``) and then reads a few hundred entries per
+        term, scoring each new document by a look-up per term (hence n²).
         """
         dfs = [len(self._tf[term]) for term, _ in weights]
         walked = sum(dfs[:2])
         maxscore = walked + 0.4 * walked * (len(dfs) - 2) if len(dfs) > 2 else walked
-        unordered = sum(df for (term, _), df in zip(weights, dfs) if term not in self._impacts)
-        return 0.5 * unordered + 1500 * len(dfs) < maxscore
+        unordered = sum(len(self._tf[t]) for t, _ in weights if t not in self._impacts)
+        return 0.5 * unordered + 1500 * len(dfs) ** 2 < maxscore
 
     def _threshold(self, weights: list[tuple[str, float]], k: int) -> list[tuple[int, float]]:
         norms = self._norms()

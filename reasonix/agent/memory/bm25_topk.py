@@ -26,11 +26,12 @@ from __future__ import annotations
 
 import heapq
 import math
+from itertools import islice
 from operator import truediv
 
 # The first tier holds about this many postings; each further tier four times
 # as many, so a deep query sorts O(log) tiers instead of one at a time.
-_FIRST_TIER = 512
+_FIRST_TIER = 1024
 _SAMPLE = 256
 # Sorted access reads this many entries per term in the first round, doubling
 # up to _MAX_BATCH: the stop test costs a heap peek and a sum per round.
@@ -48,18 +49,17 @@ class ImpactList:
     (impact = ``1/(1 + norm/tf)``) at a third of the arithmetic.
     """
 
-    __slots__ = ("_done", "_docs", "_ratios", "docs", "ratios")
+    __slots__ = ("_done", "_norms", "_tfs", "docs", "ratios")
 
     def __init__(self, tfs: dict[int, int], norms: list[float]) -> None:
-        self._docs = list(tfs)
-        self._ratios = list(map(truediv, map(norms.__getitem__, tfs), tfs.values()))
+        self._tfs, self._norms = tfs, norms
         self._done = -1.0  # postings with ratio <= this are in the sorted prefix
         self.docs: list[int] = []  # sorted prefix, best impact first
         self.ratios: list[float] = []
 
     def exhausted(self) -> bool:
         """True once every posting is in the sorted prefix."""
-        return len(self.docs) == len(self._docs)
+        return len(self.docs) == len(self._tfs)
 
     def impact(self, i: int) -> float:
         """The impact of the ``i``-th posting of the sorted prefix."""
@@ -67,13 +67,14 @@ class ImpactList:
 
     def extend(self) -> None:
         """Sort the next tier (about four times the current prefix) onto the prefix."""
-        done, ratios = self._done, self._ratios
+        tfs, norms, done = self._tfs, self._norms, self._done
         want = max(_FIRST_TIER, 4 * len(self.docs))
         cut = math.inf
-        if want < len(ratios) - len(self.docs):
+        if want < len(tfs) - len(self.docs):
             # the cut is a quantile of an evenly spaced sample of the unsorted rest
-            step = max(1, len(ratios) // _SAMPLE)
-            rest = sorted(x for x in ratios[::step] if x > done)
+            step = max(1, len(tfs) // _SAMPLE)
+            sample = (norms[d] / tfs[d] for d in islice(tfs, 0, None, step))
+            rest = sorted(x for x in sample if x > done)
             if want // step < len(rest):
                 cut = rest[want // step]
         chosen = self._tier(done, cut)
@@ -86,11 +87,17 @@ class ImpactList:
         self._done = cut
 
     def _tier(self, low: float, high: float) -> list[tuple[float, int]]:
-        """(ratio, doc) of the postings with low < ratio <= high, unordered."""
-        pairs = zip(self._ratios, self._docs)
+        """(ratio, doc) of the postings with low < ratio <= high, unordered.
+
+        The ratios are recomputed by C-level ``map`` on every tier rather than
+        kept: most queries need one tier, and the list would cost as much.
+        """
+        tfs = self._tfs
+        ratios = map(truediv, map(self._norms.__getitem__, tfs), tfs.values())
+        pairs = zip(ratios, tfs, strict=True)
         if low < 0.0:
             return [(r, d) for r, d in pairs if r <= high]
-        return [(r, d) for r, d in pairs if low < r <= high]
+        return [(r, d) for r, d in pairs if r <= high and r > low]  # most fail the first test
 
 
 def threshold_top_k(
