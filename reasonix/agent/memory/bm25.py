@@ -3,7 +3,10 @@
 Used by the ``history`` tool, the ``memory`` tool and auto-recall. The index
 keeps, per term, a postings list of ``(document, term frequency)``; a query
 only touches the postings of its own terms, which is why it is much faster
-than scoring every document (see ``bench/bm25.py``).
+than scoring every document (see ``bench/bm25.py``). Top-k search prunes
+with MaxScore, or, when every query term is common, with the Threshold
+Algorithm over impact-ordered postings (:mod:`.bm25_topk`); both return the
+exact ranking.
 
 Scoring, with k1 = 1.2 and b = 0.75::
 
@@ -330,6 +333,7 @@ class BM25Index:
         return 0.5 * unordered + 1500 * len(dfs) ** 2 < maxscore
 
     def _threshold(self, weights: list[tuple[str, float]], k: int) -> list[tuple[int, float]]:
+        """The Threshold Algorithm's top k; impact lists are built on first need."""
         norms = self._norms()
         terms = []
         for term, weight in weights:

@@ -1,25 +1,25 @@
-"""Exact top-k for BM25 queries of common words: impact-ordered postings + the Threshold Algorithm.
+"""Exact BM25 top-k for common words: impact-ordered postings and the Threshold Algorithm.
 
-:class:`~reasonix.agent.memory.bm25.BM25Index` uses this when every query term
-is frequent. MaxScore (in ``bm25``) then has to walk two or more postings lists
-of tens of thousands of documents before its bound can prune anything; here
-each term instead keeps its postings ordered by *impact*
-``tf / (tf + k1·(1 − b + b·|d|/avgdl))``, the query-independent factor of the
-term's contribution (the query only multiplies it by ``qtf·idf·(k1 + 1)``).
+:class:`~reasonix.agent.memory.bm25.BM25Index` uses this when its cost model
+says so, typically when every query term is frequent: MaxScore (in ``bm25``)
+then walks two or more postings lists of tens of thousands of documents
+before its bound prunes anything. Here each term's postings are ordered by
+*impact* ``tf / (tf + k1·(1 − b + b·|d|/avgdl))``, the query-independent
+factor of the term's contribution (a query multiplies it by
+``qtf·idf·(k1 + 1)``), so one order serves every query.
 
 The Threshold Algorithm (Fagin, Lotem and Naor) reads the lists in parallel,
 best impact first, scores every newly seen document exactly by random access
 into the per-term ``doc → tf`` maps, and stops once the k-th best exact score
-beats the sum of the impacts at the read frontier: a document not yet seen
-scores at most that sum. With common words the top 10 are found after a few
+beats the sum of the contributions at the read frontier, which bounds every
+document not yet seen. With common words the top 10 are known after a few
 hundred entries per list.
 
-Ordering a whole list costs far more than the query, so it is ordered lazily
-in tiers: impacts of all postings are computed with C-level ``map`` calls,
-a sampled quantile picks a cut, and only the postings above the cut are
-sorted; the next tier is sorted when the frontier reaches the cut. Tiers are
-cached per term until the next :meth:`~BM25Index.add_tokens` (which changes
-avgdl and so every impact).
+Sorting a whole list would cost more than the query, so a list is ordered
+lazily in tiers: a sampled quantile picks a cut, one C-level ``map`` pass
+collects the postings above it, and only those are sorted; the next tier is
+collected when the frontier reaches the cut. Lists are cached per term until
+the next :meth:`~BM25Index.add_tokens`, which changes avgdl and so every impact.
 """
 
 from __future__ import annotations
