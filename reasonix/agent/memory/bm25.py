@@ -35,9 +35,8 @@ import re
 from collections import Counter
 from collections.abc import Hashable, Iterable, Sequence
 
-from reasonix.lazy import dataclass
-
 from reasonix.agent.memory.bm25_topk import ImpactList, threshold_top_k
+from reasonix.lazy import dataclass
 
 __all__ = ["K1", "STOP_WORDS", "B", "BM25Index", "Hit", "content_terms", "tokenize"]
 
