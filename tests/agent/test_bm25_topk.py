@@ -129,7 +129,7 @@ def test_common_words_take_the_threshold_path_and_read_a_prefix() -> None:
     query = ["a", "b", "c"]
     weights = idx._weights(query)
     assert all(len(idx._tf[t]) > 10_000 for t, _ in weights)
-    assert idx._use_threshold(weights)
+    assert idx._use_threshold(weights, 10)
     got = [(int(str(h.key)), h.score) for h in idx.search(query, k=10)]
     assert got == brute_force(docs, query, 10)
     ordered = [idx._impacts[t] for t, _ in weights]

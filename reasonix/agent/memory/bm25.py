@@ -309,25 +309,37 @@ class BM25Index:
         if k <= 0 or not weights:
             return []
         if threshold is None:
-            threshold = self._use_threshold(weights)
+            threshold = self._use_threshold(weights, k)
         if threshold:
             return self._threshold(weights, k)
         acc = self._accumulate(weights, k=k)
         return heapq.nsmallest(k, acc.items(), key=lambda kv: (-kv[1], kv[0]))
 
-    def _use_threshold(self, weights: list[tuple[str, float]]) -> bool:
+    def _use_threshold(self, weights: list[tuple[str, float]], k: int) -> bool:
         """Whether the Threshold Algorithm should beat MaxScore for these terms.
 
-        A rough cost model in units of one posting walked by MaxScore, which
-        walks the two heaviest terms' postings and then looks every scored
-        document up in the rest; the Threshold Algorithm first computes the
-        impacts of the terms it has not ordered yet (about half a unit a
-        posting, C-level ``map``) and then reads a few hundred entries per
-        term, scoring each new document by a look-up per term (hence n²).
+        A rough cost model in units of one posting walked by MaxScore. MaxScore
+        walks terms, heaviest first, until the k-th best score (guessed as 60 %
+        of the walked terms' bounds) beats what the rest could add, then looks
+        every scored document up in each remaining term, and ranks them
+        (``nlargest`` per term, ``nsmallest`` at the end). The Threshold
+        Algorithm first computes the impacts of the terms it has not ordered
+        yet (about half a unit a posting, C-level ``map``) and then reads a
+        few hundred entries per term, scoring each new document by a look-up
+        per term (hence n²).
         """
+        n = len(self._keys)
         dfs = [len(self._tf[term]) for term, _ in weights]
-        walked = sum(dfs[:2])
-        maxscore = walked + 0.4 * walked * (len(dfs) - 2) if len(dfs) > 2 else walked
+        bounds = [w for _, w in weights]  # proportional to the bounds: (k1 + 1) cancels
+        maxscore = 0.0
+        scored = 0
+        for i, df in enumerate(dfs):
+            if scored >= k and 0.6 * sum(bounds[:i]) > sum(bounds[i:]):
+                maxscore += scored
+            else:
+                maxscore += df
+                scored = min(n, scored + df)
+        maxscore += 0.3 * scored * (len(dfs) + 1)
         unordered = sum(len(self._tf[t]) for t, _ in weights if t not in self._impacts)
         return 0.5 * unordered + 1500 * len(dfs) ** 2 < maxscore
 
