@@ -313,7 +313,13 @@ class BM25Index:
         if threshold:
             return self._threshold(weights, k)
         acc = self._accumulate(weights, k=k)
-        return heapq.nsmallest(k, acc.items(), key=lambda kv: (-kv[1], kv[0]))
+        if len(acc) > k:  # a key-less pass finds the k-th score; only ties with it are sorted
+            kth = heapq.nlargest(k, acc.values())[-1]
+            items = [kv for kv in acc.items() if kv[1] >= kth]
+        else:
+            items = list(acc.items())
+        items.sort(key=lambda kv: (-kv[1], kv[0]))
+        return items[:k]
 
     def _use_threshold(self, weights: list[tuple[str, float]], k: int) -> bool:
         """Whether the Threshold Algorithm should beat MaxScore for these terms.
