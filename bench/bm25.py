@@ -9,7 +9,10 @@ values after it is built (its scoring loop reads that table), so both compute
 the same formula and the top-10 lists must agree. Timing is per query:
 ``BM25Okapi.get_scores`` walks every document for every query term, ours walks
 only postings, and MaxScore skips the postings of common terms once they can
-no longer change the top 10.
+no longer change the top 10; when every term is common, the Threshold
+Algorithm reads impact-ordered postings and stops after a short prefix (a
+term's order is built when a query first needs it and then cached; building
+it is part of that query's time).
 
 Two query sets are timed. ``typical``: two content terms of a random document
 (document frequency under 5 %) plus one arbitrary term of it, the shape of a

@@ -3,7 +3,10 @@
 Used by the ``history`` tool, the ``memory`` tool and auto-recall. The index
 keeps, per term, a postings list of ``(document, term frequency)``; a query
 only touches the postings of its own terms, which is why it is much faster
-than scoring every document (see ``bench/bm25.py``).
+than scoring every document (see ``bench/bm25.py``). Top-k search prunes
+with MaxScore, or, when every query term is common, with the Threshold
+Algorithm over impact-ordered postings (:mod:`.bm25_topk`); both return the
+exact ranking.
 
 Scoring, with k1 = 1.2 and b = 0.75::
 
@@ -32,6 +35,7 @@ import re
 from collections import Counter
 from collections.abc import Hashable, Iterable, Sequence
 
+from reasonix.agent.memory.bm25_topk import ImpactList, threshold_top_k
 from reasonix.lazy import dataclass
 
 __all__ = ["K1", "STOP_WORDS", "B", "BM25Index", "Hit", "content_terms", "tokenize"]
@@ -204,6 +208,7 @@ class BM25Index:
         self._tf: dict[str, dict[int, int]] = {}  # the same postings, for random access
         self._total_length = 0
         self._norm_cache: list[float] | None = None
+        self._impacts: dict[str, ImpactList] = {}  # lazily, per term, until the next add
 
     def __len__(self) -> int:
         return len(self._keys)
@@ -219,6 +224,7 @@ class BM25Index:
         self._lengths.append(len(tokens))
         self._total_length += len(tokens)
         self._norm_cache = None  # avgdl changed
+        self._impacts = {}  # and with it every impact
         for term, tf in Counter(tokens).items():
             self._postings.setdefault(term, []).append((doc, tf))
             self._tf.setdefault(term, {})[doc] = tf
@@ -293,6 +299,63 @@ class BM25Index:
         Ties keep insertion order (earlier documents first) so results are stable.
         """
         tokens = tokenize(query) if isinstance(query, str) else list(query)
-        acc = self._accumulate(self._weights(tokens), k=max(1, k))
-        best = heapq.nsmallest(k, acc.items(), key=lambda kv: (-kv[1], kv[0]))
-        return [Hit(self._keys[doc], score) for doc, score in best]
+        return [Hit(self._keys[doc], score) for doc, score in self._top(tokens, k)]
+
+    def _top(
+        self, tokens: Iterable[str], k: int, threshold: bool | None = None
+    ) -> list[tuple[int, float]]:
+        """(doc, score) of the ``k`` best, by the cheaper method unless ``threshold`` says."""
+        weights = self._weights(tokens)
+        if k <= 0 or not weights:
+            return []
+        if threshold is None:
+            threshold = self._use_threshold(weights, k)
+        if threshold:
+            return self._threshold(weights, k)
+        acc = self._accumulate(weights, k=k)
+        if len(acc) > k:  # a key-less pass finds the k-th score; only ties with it are sorted
+            kth = heapq.nlargest(k, acc.values())[-1]
+            items = [kv for kv in acc.items() if kv[1] >= kth]
+        else:
+            items = list(acc.items())
+        items.sort(key=lambda kv: (-kv[1], kv[0]))
+        return items[:k]
+
+    def _use_threshold(self, weights: list[tuple[str, float]], k: int) -> bool:
+        """Whether the Threshold Algorithm should beat MaxScore for these terms.
+
+        A rough cost model in units of one posting walked by MaxScore. MaxScore
+        walks terms, heaviest first, until the k-th best score (guessed as 60 %
+        of the walked terms' bounds) beats what the rest could add, then looks
+        every scored document up in each remaining term, and ranks them
+        (``nlargest`` per term, ``nsmallest`` at the end). The Threshold
+        Algorithm first computes the impacts of the terms it has not ordered
+        yet (about half a unit a posting, C-level ``map``) and then reads a
+        few hundred entries per term, scoring each new document by a look-up
+        per term (hence n²).
+        """
+        n = len(self._keys)
+        dfs = [len(self._tf[term]) for term, _ in weights]
+        bounds = [w for _, w in weights]  # proportional to the bounds: (k1 + 1) cancels
+        maxscore = 0.0
+        scored = 0
+        for i, df in enumerate(dfs):
+            if scored >= k and 0.6 * sum(bounds[:i]) > sum(bounds[i:]):
+                maxscore += scored
+            else:
+                maxscore += df
+                scored = min(n, scored + df)
+        maxscore += 0.3 * scored * (len(dfs) + 1)
+        unordered = sum(len(self._tf[t]) for t, _ in weights if t not in self._impacts)
+        return 0.5 * unordered + 1500 * len(dfs) ** 2 < maxscore
+
+    def _threshold(self, weights: list[tuple[str, float]], k: int) -> list[tuple[int, float]]:
+        """The Threshold Algorithm's top k; impact lists are built on first need."""
+        norms = self._norms()
+        terms = []
+        for term, weight in weights:
+            lst = self._impacts.get(term)
+            if lst is None:
+                lst = self._impacts[term] = ImpactList(self._tf[term], norms)
+            terms.append((self._tf[term], weight * (self.k1 + 1.0), lst))
+        return threshold_top_k(terms, norms, k)
