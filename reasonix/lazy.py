@@ -31,13 +31,14 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
     import re
 
-__all__ = ["Pattern", "build", "dataclass", "field"]
+__all__ = ["Pattern", "asdict", "build", "dataclass", "field", "ready", "replace"]
 
+_T = TypeVar("_T")
 _LOCK = threading.RLock()  # a class is built once, whichever thread gets there first
 _FIELDS = "__dataclass_fields__"
 
@@ -54,34 +55,74 @@ class _FieldSpec:
 class _Pending:
     """Stands in for ``__dataclass_fields__`` until the class is built."""
 
-    __slots__ = ("options", "own_init", "owner")
+    __slots__ = ("light", "options", "own_init", "owner", "tried")
 
     def __init__(self, owner: type, options: dict[str, Any], own_init: Any) -> None:
         self.owner, self.options, self.own_init = owner, options, own_init
+        self.light: Any = None  # the LightInfo once the light methods are in
+        self.tried = False  # the light build was attempted
 
     def __get__(self, obj: object, cls: type | None = None) -> Any:
         build(self.owner)
         return self.owner.__dict__[_FIELDS]
 
 
+def _pending(cls: type) -> _Pending | None:
+    got = cls.__dict__.get(_FIELDS)
+    return got if isinstance(got, _Pending) else None
+
+
+def ready(cls: type) -> None:
+    """Make ``cls`` able to make instances: the light methods, else the real dataclass."""
+    pending = _pending(cls)
+    if pending is None or pending.tried:
+        return
+    with _LOCK:
+        if pending.tried or _pending(cls) is not pending:
+            return
+        pending.tried = True
+        from reasonix.lazy_light import light_build
+
+        _restore_init(cls, pending)
+        pending.light = light_build(cls, dict(pending.options), _FieldSpec, _light_of)
+        if pending.light is None:
+            build(cls)
+
+
+def _light_of(base: type) -> Any:
+    """A base's light info (built now if needed); None when it is a real dataclass."""
+    ready(base)
+    pending = _pending(base)
+    return pending.light if pending is not None else None
+
+
+def _restore_init(cls: type, pending: _Pending) -> None:
+    if "__init__" in cls.__dict__:
+        delattr(cls, "__init__")  # the stand-in
+    if pending.own_init is not None:
+        type.__setattr__(cls, "__init__", pending.own_init)
+
+
 def build(cls: type) -> type:
     """Run the deferred :func:`dataclasses.dataclass` on ``cls`` now (idempotent)."""
-    pending = cls.__dict__.get(_FIELDS)
-    if not isinstance(pending, _Pending):
+    pending = _pending(cls)
+    if pending is None:
         return cls
     with _LOCK:
-        pending = cls.__dict__.get(_FIELDS)
-        if not isinstance(pending, _Pending):
+        pending = _pending(cls)
+        if pending is None:
             return cls
         import dataclasses
 
         for base in cls.__mro__[1:]:  # bases first: their fields are inherited
             build(base)
+        if pending.light is not None:
+            from reasonix.lazy_light import undo
+
+            undo(cls, pending.light)
+        pending.tried = True
         delattr(cls, _FIELDS)
-        if "__init__" in cls.__dict__:
-            delattr(cls, "__init__")
-        if pending.own_init is not None:
-            type.__setattr__(cls, "__init__", pending.own_init)
+        _restore_init(cls, pending)
         specs = [(k, v) for k, v in cls.__dict__.items() if isinstance(v, _FieldSpec)]
         for name, spec in specs:
             type.__setattr__(cls, name, dataclasses.field(**spec.kwargs))
@@ -93,7 +134,28 @@ def build(cls: type) -> type:
     return cls
 
 
-_NO_HASH = object()
+def replace(obj: _T, /, **changes: Any) -> _T:
+    """:func:`dataclasses.replace`, without building the real dataclass for a light one."""
+    pending = _pending(type(obj))
+    light = pending.light if pending is not None else None
+    if light is None:
+        import dataclasses
+
+        return dataclasses.replace(obj, **changes)  # type: ignore[type-var]
+    for f in light.fields:
+        if not f.init and f.name in changes:
+            raise ValueError(f"field {f.name} is declared with init=False, it cannot be "
+                             "specified with replace()")  # fmt: skip
+    values = {f.name: getattr(obj, f.name) for f in light.fields if f.init}
+    values.update(changes)
+    return type(obj)(**values)
+
+
+def asdict(obj: Any) -> dict[str, Any]:
+    """:func:`dataclasses.asdict` (the dataclasses module is imported only now)."""
+    import dataclasses
+
+    return dataclasses.asdict(obj)
 
 
 def _build_with_shared_methods(cls: type, options: dict[str, Any]) -> None:
@@ -101,6 +163,8 @@ def _build_with_shared_methods(cls: type, options: dict[str, Any]) -> None:
     source: the same results and the same rules (a method written in the class wins;
     the hash follows :mod:`dataclasses`' table), at a fraction of the cost."""
     import dataclasses
+
+    from reasonix.lazy_light import eq_fn, hash_fn, repr_fn
 
     own = cls.__dict__
     class_hash = own.get("__hash__", _NO_HASH)
@@ -113,16 +177,19 @@ def _build_with_shared_methods(cls: type, options: dict[str, Any]) -> None:
     dataclasses.dataclass(cls, **options)
     fields = dataclasses.fields(cls)  # regular fields only, as the generated methods use
     if want_repr:
-        _set(cls, "__repr__", _repr_fn(tuple(f.name for f in fields if f.repr)))
+        _set(cls, "__repr__", repr_fn(tuple(f.name for f in fields if f.repr)))
     if want_eq:
-        _set(cls, "__eq__", _eq_fn(tuple(f.name for f in fields if f.compare)))
+        _set(cls, "__eq__", eq_fn(tuple(f.name for f in fields if f.compare)))
     hashed = tuple(f.name for f in fields if (f.compare if f.hash is None else f.hash))
     if unsafe_hash:
         if explicit_hash:
             raise TypeError(f"Cannot overwrite attribute __hash__ in class {cls.__name__}")
-        _set(cls, "__hash__", _hash_fn(hashed))
+        _set(cls, "__hash__", hash_fn(hashed))
     elif eq and not explicit_hash:
-        _set(cls, "__hash__", _hash_fn(hashed) if frozen else None)
+        _set(cls, "__hash__", hash_fn(hashed) if frozen else None)
+
+
+_NO_HASH = object()
 
 
 def _set(cls: type, name: str, value: Any) -> None:
@@ -131,46 +198,12 @@ def _set(cls: type, name: str, value: Any) -> None:
     type.__setattr__(cls, name, value)
 
 
-def _repr_fn(names: tuple[str, ...]) -> Any:
-    running: set[tuple[int, int]] = set()  # the recursion guard the generated __repr__ has
-
-    def __repr__(self: Any) -> str:
-        key = (id(self), threading.get_ident())
-        if key in running:
-            return "..."
-        running.add(key)
-        try:
-            body = ", ".join(f"{n}={getattr(self, n)!r}" for n in names)
-        finally:
-            running.discard(key)
-        return f"{self.__class__.__qualname__}({body})"
-
-    return __repr__
-
-
-def _eq_fn(names: tuple[str, ...]) -> Any:
-    def __eq__(self: Any, other: Any) -> Any:
-        if other.__class__ is self.__class__:
-            mine = tuple(getattr(self, n) for n in names)
-            return mine == tuple(getattr(other, n) for n in names)
-        return NotImplemented
-
-    return __eq__
-
-
-def _hash_fn(names: tuple[str, ...]) -> Any:
-    def __hash__(self: Any) -> int:
-        return hash(tuple(getattr(self, n) for n in names))
-
-    return __hash__
-
-
 def _defer(cls: type, options: dict[str, Any]) -> type:
     options = {k: v for k, v in options.items() if k != "slots"}  # see the module docstring
     own_init = cls.__dict__.get("__init__")  # a hand-written one wins, as with dataclasses
 
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
-        build(cls)
+        ready(cls)
         cls.__init__(self, *args, **kwargs)  # type: ignore[misc]
 
     __init__.__qualname__ = f"{cls.__qualname__}.__init__"

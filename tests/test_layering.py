@@ -67,7 +67,14 @@ def module_name(path: Path) -> str:
 
 def layer_of(module: str) -> str:
     parts = module.split(".")
-    if len(parts) == 1 or parts[1] in ("errors", "cancel", "lazy", "__main__", "_version"):
+    if len(parts) == 1 or parts[1] in (
+        "errors",
+        "cancel",
+        "lazy",
+        "lazy_light",
+        "__main__",
+        "_version",
+    ):
         return "cli" if len(parts) > 1 and parts[1] == "__main__" else CORE
     return parts[1]
 

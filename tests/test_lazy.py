@@ -8,7 +8,7 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
@@ -135,6 +135,7 @@ def test_build_is_idempotent_and_thread_safe() -> None:
 
 def test_nothing_is_built_or_imported_until_used() -> None:
     code = (
+        "from __future__ import annotations\n"
         "import sys\n"
         "from reasonix.lazy import dataclass, field\n"
         "@dataclass(frozen=True)\n"
@@ -143,11 +144,14 @@ def test_nothing_is_built_or_imported_until_used() -> None:
         "print('dataclasses' in sys.modules, type(A.__dict__['__dataclass_fields__']).__name__)\n"
         "A()\n"
         "print('dataclasses' in sys.modules, type(A.__dict__['__dataclass_fields__']).__name__)\n"
+        "import dataclasses; dataclasses.fields(A)\n"
+        "print('dataclasses' in sys.modules, type(A.__dict__['__dataclass_fields__']).__name__)\n"
     )
     out = subprocess.run(
         [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
     )
-    assert out.stdout.split("\n")[:2] == ["False _Pending", "True dict"]
+    # an instance needs only the light build; asking for the fields makes the real one
+    assert out.stdout.split("\n")[:3] == ["False _Pending", "False _Pending", "True dict"]
 
 
 def test_pattern_compiles_on_first_use() -> None:
@@ -223,3 +227,171 @@ def test_a_recursive_repr_is_cut_short() -> None:
     n = Node()
     n.child = n
     assert repr(n) == "test_a_recursive_repr_is_cut_short.<locals>.Node(child=...)"
+
+
+# -- the light build (no dataclasses module until fields are asked for) ---------------
+
+
+def _pair(body: str, deco_args: str = "") -> tuple[type, type]:
+    """The same class source made by dataclasses and by reasonix.lazy."""
+    made = []
+    for deco in ("dataclasses.dataclass", "lazy_dataclass"):
+        ns: dict[str, Any] = {}
+        code = (
+            "from __future__ import annotations\n"
+            "import dataclasses\n"
+            "from typing import ClassVar\n"
+            "from reasonix.lazy import dataclass as lazy_dataclass, field as lazy_field\n"
+            f"@{deco}({deco_args})\n"
+            "class Shape:\n" + body
+        )
+        if deco == "dataclasses.dataclass":
+            code = code.replace("lazy_field(", "dataclasses.field(")
+        exec(compile(code, "<shape>", "exec"), ns)
+        made.append(ns["Shape"])
+    return made[0], made[1]
+
+
+_BODY = (
+    "    a: int\n"
+    "    b: str = 'b'\n"
+    "    c: list[int] = lazy_field(default_factory=list)\n"
+    "    d: int = lazy_field(default=4, repr=False, compare=False)\n"
+    "    e: int = lazy_field(default=0, init=False)\n"
+    "    f: list[int] = lazy_field(default_factory=lambda: [1], init=False)\n"
+)
+
+
+def _same_call(real: type, ours: type, *args: Any, **kwargs: Any) -> None:
+    try:
+        want: Any = real(*args, **kwargs)
+    except TypeError as err:
+        with pytest.raises(TypeError) as got:
+            ours(*args, **kwargs)
+        assert str(got.value).replace("lazy", "") and type(got.value) is type(err)
+        return
+    have = ours(*args, **kwargs)
+    if not repr(want).startswith("<"):
+        assert repr(have) == repr(want)
+    assert vars(have) == vars(want)
+    assert (have == ours(*args, **kwargs)) == (want == real(*args, **kwargs))
+
+
+@pytest.mark.parametrize(
+    "deco_args", ["", "frozen=True", "eq=False", "repr=False", "unsafe_hash=True"]
+)
+def test_light_instances_match_real_ones(deco_args: str) -> None:
+    real, ours = _pair(_BODY, deco_args)
+    for args, kwargs in [
+        ((1,), {}), ((1, "x"), {}), ((1, "x", [3], 5), {}), ((), {"a": 2, "d": 1}),
+        ((), {}), ((1, "x", [3], 5, 6), {}), ((1,), {"a": 1}), ((1,), {"zz": 1}),
+    ]:  # fmt: skip
+        _same_call(real, ours, *args, **kwargs)
+    assert ours.__match_args__ == real.__match_args__
+    assert ours.b == "b" and ours.d == 4
+    assert ("c" in ours.__dict__) == ("c" in real.__dict__)
+    assert (ours.__hash__ is None) == (real.__hash__ is None)
+
+
+def test_light_build_imports_no_dataclasses_module() -> None:
+    code = (
+        "from __future__ import annotations\n"
+        "import sys\n"
+        "from reasonix.lazy import dataclass, field\n"
+        "@dataclass(frozen=True)\n"
+        "class A:\n"
+        "    x: int = 1\n"
+        "    y: list = field(default_factory=list)\n"
+        "@dataclass\n"
+        "class B(A):\n"
+        "    z: str = 'z'\n"
+        "b = B(2, [1], 'q')\n"
+        "same = hash(A(1, ())) == hash(A(1, ()))\n"
+        "print('dataclasses' in sys.modules, repr(b), b == B(2, [1], 'q'), same)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
+    # B is not frozen over a frozen A: dataclasses refuses, so the real build runs (and raises)
+    assert "TypeError" in out.stderr and "cannot inherit non-frozen" in out.stderr
+    ok = code.replace("@dataclass\nclass B", "@dataclass(frozen=True)\nclass B")
+    out = subprocess.run(
+        [sys.executable, "-c", ok], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    assert out.stdout.strip() == "False B(x=2, y=[1], z='q') True True"
+
+
+def test_frozen_light_instances_refuse_assignment() -> None:
+    _real, ours = _pair(_BODY, "frozen=True")
+    obj = ours(1)
+    with pytest.raises(dataclasses.FrozenInstanceError, match="cannot assign to field 'a'"):
+        obj.a = 2
+    with pytest.raises(dataclasses.FrozenInstanceError, match="cannot delete field 'a'"):
+        del obj.a
+
+
+def test_post_init_runs_and_a_light_class_upgrades_on_fields() -> None:
+    @dataclass
+    class WithPost:
+        n: int
+        doubled: int = field(default=0, init=False)
+
+        def __post_init__(self) -> None:
+            self.doubled = self.n * 2
+
+    first = WithPost(3)
+    assert first.doubled == 6
+    names = [f.name for f in dataclasses.fields(WithPost)]  # the real build now
+    assert names == ["n", "doubled"]
+    assert WithPost(3) == first
+    assert repr(first).endswith(".<locals>.WithPost(n=3, doubled=6)")
+
+
+def test_replace_keeps_light_classes_light() -> None:
+    from reasonix.lazy import _pending, replace
+
+    @dataclass(frozen=True)
+    class Ctx:
+        a: int
+        tags: list[str] = field(default_factory=list)
+
+    c = Ctx(1, ["x"])
+    d = replace(c, a=2)
+    assert d == Ctx(2, ["x"]) and d.tags is c.tags
+    pending = _pending(Ctx)
+    assert pending is not None and pending.light is not None
+    assert dataclasses.replace(c, a=2) == d
+
+
+def test_every_deferred_class_in_reasonix_is_a_valid_dataclass() -> None:
+    """The light build checks less than dataclasses do: run the real build on each one."""
+    import importlib
+    import pkgutil
+
+    import reasonix
+    from reasonix.lazy import _Pending
+
+    checked = 0
+    for info in pkgutil.walk_packages(reasonix.__path__, "reasonix."):
+        if info.name.endswith("__main__"):
+            continue
+        module = importlib.import_module(info.name)
+        for value in list(vars(module).values()):
+            if isinstance(value, type) and isinstance(
+                value.__dict__.get("__dataclass_fields__"), _Pending
+            ):
+                assert dataclasses.fields(value) is not None
+                checked += 1
+    assert checked > 100
+
+
+@dataclass
+class WithClassVar:
+    """A ClassVar is no field, in the light build as in dataclasses."""
+
+    LIMIT: ClassVar[int] = 3
+    n: int = 1
+
+
+def test_a_class_var_is_no_field() -> None:
+    assert repr(WithClassVar()) == "WithClassVar(n=1)"
+    assert WithClassVar.__match_args__ == ("n",)
+    assert [f.name for f in dataclasses.fields(WithClassVar)] == ["n"]

@@ -13,7 +13,6 @@ generator can yield the events (including approval requests) as they occur.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import queue
 import threading
@@ -22,6 +21,7 @@ from collections.abc import Callable, Generator
 from typing import Any
 
 from reasonix.cancel import Cancel
+from reasonix.lazy import replace
 from reasonix.permission.modes import Decision
 from reasonix.provider.types import ToolCall
 from reasonix.tool import Registry, Tool, ToolContext, ToolResult
@@ -112,7 +112,7 @@ def _post_tool_hooks(
     if not extra:
         return result
     content = result.content + "\n\n" + "\n".join(extra)
-    return dataclasses.replace(result, content=content)
+    return replace(result, content=content)
 
 
 def _pre_tool_hooks(
@@ -206,7 +206,7 @@ def run_calls(
     emit: Emit,
 ) -> list[ToolResult]:
     """Run ``calls`` (readers in parallel batches, writers in order); results in call order."""
-    ctx = dataclasses.replace(ctx, cancel=cancel)
+    ctx = replace(ctx, cancel=cancel)
     results: list[ToolResult | None] = [None] * len(calls)
     i = 0
     while i < len(calls):
@@ -223,7 +223,7 @@ def run_calls(
                 tool, extra = got
                 # ctx.extra stays the shared dict unless this call adds to it (todos live there)
                 extras = {**ctx.extra, **extra} if extra else ctx.extra
-                call_ctx = dataclasses.replace(ctx, extra=extras, call_id=calls[j].id)
+                call_ctx = replace(ctx, extra=extras, call_id=calls[j].id)
                 admitted.append((j, tool, call_ctx))
         _run_batch(admitted, calls, emit, results)
         i = batch[-1] + 1

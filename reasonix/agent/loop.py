@@ -22,7 +22,6 @@ Tool calls whose arguments could never fit either are not run (see
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Generator, Iterator
 
 from reasonix.cancel import Cancel
@@ -34,6 +33,7 @@ from reasonix.errors import (
     ProviderError,
     ReasonixError,
 )
+from reasonix.lazy import replace
 from reasonix.provider import Provider
 from reasonix.provider.types import (
     Message,
@@ -337,7 +337,7 @@ class Agent:
                 calls[i] = oversize.omitted_call(call, tokens)
         if not refused:
             return reply, refused
-        return dataclasses.replace(reply, tool_calls=calls), refused
+        return replace(reply, tool_calls=calls), refused
 
     def _run_tools(
         self, calls: list[ToolCall], cancel: Cancel, refused: dict[int, str] | None = None

@@ -13,39 +13,30 @@ find the live host through a holder, as the memory tools find the session.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from reasonix.agent.coordinator import (
-    Budgets,
-    Coordinator,
-    GoalBook,
-    Host,
-    PlanBook,
-    PlanMode,
-    Planner,
-    PlannerSessions,
-    Route,
-    TurnMeta,
-    exit_plan_mode_tool,
-    update_goal_tool,
-)
-from reasonix.agent.coordinator.planner import PLANNER_PROMPT, RESEARCH_TOOLS
+from reasonix.agent.coordinator.goal import Budgets, GoalBook, update_goal_tool
+from reasonix.agent.coordinator.host import Host
+from reasonix.agent.coordinator.plan import PlanBook
+from reasonix.agent.coordinator.planmode import PlanMode, exit_plan_mode_tool
+from reasonix.agent.coordinator.routing import Route, TurnMeta
 from reasonix.agent.execute import EventApprover
 from reasonix.agent.loop import Agent
 from reasonix.agent.prompt import environment_summary
 from reasonix.agent.session import Session
 from reasonix.config.model import Config, ResolvedModel
 from reasonix.errors import ConfigError
-from reasonix.lazy import dataclass
+from reasonix.lazy import dataclass, replace
 from reasonix.permission.modes import Decision
-from reasonix.plugin.mcp.tools import UseCapabilityTool
 from reasonix.tool import Registry, Tool, ToolContext
 
 from .options import RuntimeOptions
 from .parts import budget_for, build_provider, price_for_model
+
+if TYPE_CHECKING:
+    from reasonix.agent.coordinator.coordinator import Coordinator
 
 __all__ = [
     "HostHolder",
@@ -83,15 +74,19 @@ def host_tools(holder: HostHolder, enabled: Sequence[str] = ()) -> list[Tool]:
     return [t for t in tools if not enabled or t.name in enabled]
 
 
-class _PlannerCapability(UseCapabilityTool):
+def _planner_capability(runtimes: Callable[[], dict[str, Any]], gate: Any) -> Tool:
     """The planner's frontend of the ``use_capability`` proxy (COORD-15, PERM-14).
 
     Its allow filter lets through only authorized, non-destructive targets, so
     every call it dispatches is gated like a read (no ``readOnlyHint`` needed).
     """
+    from reasonix.plugin.mcp.tools import UseCapabilityTool
 
-    def reads_only(self, args: dict[str, Any]) -> bool:
-        return True
+    class PlannerCapability(UseCapabilityTool):
+        def reads_only(self, args: dict[str, Any]) -> bool:
+            return True
+
+    return PlannerCapability(runtimes, allow=_planner_allow(gate))
 
 
 def _planner_allow(gate: Any) -> Callable[[str, dict[str, Any]], str | None]:
@@ -144,13 +139,15 @@ def planner_parts(
     add_dirs: list[Path],
 ) -> PlannerParts:
     """The planner's provider and its read-only research registry (COORD-15)."""
+    from reasonix.agent.coordinator.planner import PLANNER_PROMPT, RESEARCH_TOOLS
+
     reg = Registry()
     for name in RESEARCH_TOOLS:
         tool = registry.get(name)
         if tool is not None:
             reg.add(tool)
     runtimes: Callable[[], dict[str, Any]] = (lambda: mcp.runtimes) if mcp is not None else dict
-    reg.add(_PlannerCapability(runtimes, allow=_planner_allow(gate)))
+    reg.add(_planner_capability(runtimes, gate))
     system = PLANNER_PROMPT + "\n\n" + environment_summary(workspace, add_dirs)
     return PlannerParts(
         resolved, build_provider(resolved), reg, budget_for(resolved), system,
@@ -193,13 +190,16 @@ def build_host(
     coordinator: Coordinator | None = None
     prices: dict[str, dict[str, Any] | None] = {"executor": price}
     if planner is not None:
+        from reasonix.agent.coordinator.coordinator import Coordinator
+        from reasonix.agent.coordinator.planner import Planner, PlannerSessions
+
         meta = {"system": planner.system, "model": planner.resolved.ref}
         sessions = PlannerSessions(workspace, current, meta)
         budget = planner.budget
         p = Planner(
             planner.provider, planner.registry, sessions,
             model=planner.resolved.model,
-            tool_ctx=dataclasses.replace(tool_ctx, extra=dict(tool_ctx.extra)),
+            tool_ctx=replace(tool_ctx, extra=dict(tool_ctx.extra)),
             telemetry=agent.telemetry, gate=gate, approver=approver,
             temperature=cfg.agent.temperature, effort=cfg.agent.effort,
             instructions=instructions, max_tokens=lambda: budget.max_tokens(lambda: 0),

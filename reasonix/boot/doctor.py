@@ -18,14 +18,13 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 from reasonix.config import paths
 from reasonix.config.model import Config
 from reasonix.errors import ConfigError, MissingAPIKey, ProviderError, ReasonixError
-from reasonix.lazy import dataclass
+from reasonix.lazy import asdict, dataclass
 
 __all__ = ["Check", "run_checks"]
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import importlib
 from collections.abc import Callable
 from pathlib import Path
@@ -15,6 +14,7 @@ from reasonix.agent.session import Session
 from reasonix.agent.window import ContextWindow
 from reasonix.config.model import Config, ResolvedModel
 from reasonix.errors import ConfigError
+from reasonix.lazy import asdict
 from reasonix.tool import Registry, ToolContext
 
 from .permissions import naming_file
@@ -99,7 +99,7 @@ def price_for_model(resolved: ResolvedModel) -> dict[str, Any] | None:
     if own:
         return dict(own)
     price = price_for(resolved.provider.name, resolved.model)
-    return dataclasses.asdict(price) if price is not None else None
+    return asdict(price) if price is not None else None
 
 
 def window_for(resolved: ResolvedModel, provider: Any) -> ContextWindow:

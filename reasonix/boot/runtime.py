@@ -16,7 +16,6 @@ these tools find the session in use through ``current`` (``/new`` moves it).
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -37,6 +36,7 @@ from reasonix.agent.subagent.skills import skill_index
 from reasonix.agent.window import ContextWindow
 from reasonix.config.model import Config, ResolvedModel
 from reasonix.errors import ReasonixError, UsageError
+from reasonix.lazy import replace
 from reasonix.tool import Registry, ToolContext
 
 from .coordination import (
@@ -212,7 +212,7 @@ class Runtime:
             s,
             model=resolved.model,
             system=system,
-            tool_ctx=dataclasses.replace(self.tool_ctx, session_id=s.id),
+            tool_ctx=replace(self.tool_ctx, session_id=s.id),
             gate=self.gate,
             approver=self.approver,
             max_steps=cfg.agent.max_steps,

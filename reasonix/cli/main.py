@@ -77,11 +77,24 @@ def _dispatch(module_name: str, prog: str, argv: list[str]) -> int:
     import importlib
 
     module = importlib.import_module(module_name)
+    _collect_again()
     parser = argparse.ArgumentParser(prog=prog)
     module.configure(parser)
     args = parser.parse_args(argv)
     code: int = module.execute(args)
     return code
+
+
+def _collect_again() -> None:
+    """Turn cyclic garbage collection back on (``__main__`` turns it off for start-up).
+
+    What start-up made stays for the whole run, so it is frozen out of later sweeps.
+    """
+    import gc
+
+    if not gc.isenabled():
+        gc.freeze()
+        gc.enable()
 
 
 def _chat(argv: list[str]) -> int:

@@ -9,7 +9,6 @@ server that needs it.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import math
 from collections.abc import Mapping
@@ -22,6 +21,7 @@ from reasonix.config.model import McpServerConfig
 from reasonix.config.safe_read import CONFIG_LIMIT, read_text
 from reasonix.config.schema import MCP_CONCURRENCY, MCP_TYPES
 from reasonix.errors import ConfigError
+from reasonix.lazy import replace
 
 __all__ = ["expand_server", "merge_servers", "read_mcp_json", "servers_from_toml"]
 
@@ -200,7 +200,7 @@ def expand_server(server: McpServerConfig, lookup: Lookup | Mapping[str, str]) -
                               key=f"headers.{name}")  # fmt: skip
         return expanded
 
-    return dataclasses.replace(
+    return replace(
         server,
         command=x(server.command, "command"),
         args=[x(a, "args") for a in server.args],

@@ -13,21 +13,25 @@ write-scope and sandbox-escape questions in :mod:`.scope` and :mod:`.escape`.
 
 from __future__ import annotations
 
-from reasonix.permission.approval import (
-    ApprovalChoice,
-    ApprovalRequest,
-    Approver,
-    Gate,
-    GateOutcome,
-    build_gate,
-    parse_allowed_tools,
-)
-from reasonix.permission.bash import BashAnalysis, Kind, Segment, analyze
-from reasonix.permission.escape import ESCAPE_ARG, EscapeGate, EscapeOutcome
-from reasonix.permission.modes import Decision, Mode, parse_mode
-from reasonix.permission.policy import Policy, Verdict, suggest_rule
-from reasonix.permission.rules import Rule, parse_rule
-from reasonix.permission.scope import ScopeChoice, ScopeGate, ScopeOutcome, ScopeRequest
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from reasonix.permission.approval import (
+        ApprovalChoice,
+        ApprovalRequest,
+        Approver,
+        Gate,
+        GateOutcome,
+        build_gate,
+        parse_allowed_tools,
+    )
+    from reasonix.permission.bash import BashAnalysis, Kind, Segment, analyze
+    from reasonix.permission.escape import ESCAPE_ARG, EscapeGate, EscapeOutcome
+    from reasonix.permission.modes import Decision, Mode, parse_mode
+    from reasonix.permission.policy import Policy, Verdict, suggest_rule
+    from reasonix.permission.rules import Rule, parse_rule
+    from reasonix.permission.scope import ScopeChoice, ScopeGate, ScopeOutcome, ScopeRequest
 
 __all__ = [
     "ESCAPE_ARG",
@@ -57,3 +61,41 @@ __all__ = [
     "parse_rule",
     "suggest_rule",
 ]
+
+# Lazy re-exports: importing one submodule (e.g. for a constant) must not load
+# the whole package before the first request (issue 20, tests/test_import_weight.py).
+_LAZY = {
+    "ApprovalChoice": "reasonix.permission.approval",
+    "ApprovalRequest": "reasonix.permission.approval",
+    "Approver": "reasonix.permission.approval",
+    "BashAnalysis": "reasonix.permission.bash",
+    "Decision": "reasonix.permission.modes",
+    "ESCAPE_ARG": "reasonix.permission.escape",
+    "EscapeGate": "reasonix.permission.escape",
+    "EscapeOutcome": "reasonix.permission.escape",
+    "Gate": "reasonix.permission.approval",
+    "GateOutcome": "reasonix.permission.approval",
+    "Kind": "reasonix.permission.bash",
+    "Mode": "reasonix.permission.modes",
+    "Policy": "reasonix.permission.policy",
+    "Rule": "reasonix.permission.rules",
+    "ScopeChoice": "reasonix.permission.scope",
+    "ScopeGate": "reasonix.permission.scope",
+    "ScopeOutcome": "reasonix.permission.scope",
+    "ScopeRequest": "reasonix.permission.scope",
+    "Segment": "reasonix.permission.bash",
+    "Verdict": "reasonix.permission.policy",
+    "analyze": "reasonix.permission.bash",
+    "build_gate": "reasonix.permission.approval",
+    "parse_allowed_tools": "reasonix.permission.approval",
+    "parse_mode": "reasonix.permission.modes",
+    "parse_rule": "reasonix.permission.rules",
+    "suggest_rule": "reasonix.permission.policy",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)

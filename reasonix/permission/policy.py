@@ -16,12 +16,11 @@ from __future__ import annotations
 import os
 import posixpath
 from collections.abc import Iterable, Sequence
-from dataclasses import replace
 from typing import Any
 from urllib.parse import urlsplit
 
 from reasonix.errors import ConfigError
-from reasonix.lazy import Pattern, dataclass
+from reasonix.lazy import Pattern, dataclass, replace
 from reasonix.permission.bash import BashAnalysis, Kind, Segment, analyze
 from reasonix.permission.modes import Decision, Mode, parse_mode
 from reasonix.permission.rules import (

@@ -15,13 +15,17 @@ Only ``reasonix/boot`` assembles these.
 
 from __future__ import annotations
 
-from .coordinator import Coordinator
-from .goal import Budgets, Goal, GoalBook, update_goal_tool
-from .host import Host
-from .plan import Plan, PlanBook
-from .planmode import PlanMode, exit_plan_mode_tool
-from .planner import Planner, PlannerSessions
-from .routing import Route, RouteDecision, TurnMeta, route
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from reasonix.agent.coordinator.coordinator import Coordinator
+    from reasonix.agent.coordinator.goal import Budgets, Goal, GoalBook, update_goal_tool
+    from reasonix.agent.coordinator.host import Host
+    from reasonix.agent.coordinator.plan import Plan, PlanBook
+    from reasonix.agent.coordinator.planmode import PlanMode, exit_plan_mode_tool
+    from reasonix.agent.coordinator.planner import Planner, PlannerSessions
+    from reasonix.agent.coordinator.routing import Route, RouteDecision, TurnMeta, route
 
 __all__ = [
     "Budgets",
@@ -41,3 +45,31 @@ __all__ = [
     "route",
     "update_goal_tool",
 ]
+
+# Lazy re-exports: importing one submodule (e.g. for a constant) must not load
+# the whole package before the first request (issue 20, tests/test_import_weight.py).
+_LAZY = {
+    "Budgets": "reasonix.agent.coordinator.goal",
+    "Coordinator": "reasonix.agent.coordinator.coordinator",
+    "Goal": "reasonix.agent.coordinator.goal",
+    "GoalBook": "reasonix.agent.coordinator.goal",
+    "Host": "reasonix.agent.coordinator.host",
+    "Plan": "reasonix.agent.coordinator.plan",
+    "PlanBook": "reasonix.agent.coordinator.plan",
+    "PlanMode": "reasonix.agent.coordinator.planmode",
+    "Planner": "reasonix.agent.coordinator.planner",
+    "PlannerSessions": "reasonix.agent.coordinator.planner",
+    "Route": "reasonix.agent.coordinator.routing",
+    "RouteDecision": "reasonix.agent.coordinator.routing",
+    "TurnMeta": "reasonix.agent.coordinator.routing",
+    "exit_plan_mode_tool": "reasonix.agent.coordinator.planmode",
+    "route": "reasonix.agent.coordinator.routing",
+    "update_goal_tool": "reasonix.agent.coordinator.goal",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)

@@ -26,11 +26,10 @@ import json
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict
 from typing import Any, Protocol
 
 from reasonix.errors import ToolError
-from reasonix.lazy import dataclass, field
+from reasonix.lazy import asdict, dataclass, field
 from reasonix.tool import ToolContext, ToolResult
 from reasonix.tool.base import FunctionTool
 

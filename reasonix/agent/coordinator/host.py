@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Generator, Iterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from reasonix.cancel import Cancel
 from reasonix.errors import ReasonixError, UsageError
@@ -30,11 +30,13 @@ from reasonix.provider.types import Usage
 from ..events import Done, Error, Event, Notice, Phase, StepStart, ToolEnd, ToolStart, UsageReport
 from ..loop import Agent
 from ..telemetry import estimate_cost
-from .coordinator import Coordinator, waiting_note
 from .goal import REPLAN_AFTER, Budgets, Goal, GoalBook, counts_as_evidence, evidence_key
 from .plan import Plan, PlanBook, approved_text, ask_approval, handoff_text
 from .planmode import PlanMode
 from .routing import Route, RouteDecision, TurnMeta, route
+
+if TYPE_CHECKING:  # the Coordinator (two models) is imported only when one is built
+    from .coordinator import Coordinator
 
 __all__ = ["Host"]
 
@@ -242,6 +244,8 @@ class Host:
             yield Notice("plan", f"plan {plan.id} saved to {path}")
             return self._done(plan.body, "plan_saved")
         if kind == "pending":
+            from .coordinator import waiting_note
+
             yield Notice("plan", waiting_note(plan.id, path, not self.interactive))
             return self._done(plan.body, "awaiting_approval")
         return terminal

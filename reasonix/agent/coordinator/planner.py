@@ -18,7 +18,6 @@ block naming the route.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Generator
 from pathlib import Path
 from typing import Any
@@ -26,6 +25,7 @@ from typing import Any
 from reasonix.cancel import Cancel
 from reasonix.config.paths import sessions_dir
 from reasonix.errors import Cancelled, ReasonixError
+from reasonix.lazy import replace
 from reasonix.provider import Provider
 from reasonix.provider.types import Message, Request, Role, ToolSchema, Usage
 from reasonix.tool import Registry, ToolContext
@@ -257,7 +257,7 @@ class Planner:
             cancel.raise_if_cancelled()
 
     def _ctx(self) -> ToolContext:
-        return dataclasses.replace(self.tool_ctx, session_id=self.sessions.get().id)
+        return replace(self.tool_ctx, session_id=self.sessions.get().id)
 
     def _ask(self, request: Request, cancel: Cancel, step: int) -> Generator[Event, None, Message]:
         yield StepStart(step)

@@ -27,13 +27,12 @@ import secrets
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from reasonix.config.safe_read import MEMORY_LIMIT, read_text
 from reasonix.errors import ToolError
-from reasonix.lazy import Pattern, dataclass
+from reasonix.lazy import Pattern, dataclass, replace
 
 __all__ = [
     "FACT_TYPES",

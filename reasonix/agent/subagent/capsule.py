@@ -15,11 +15,10 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from reasonix.lazy import dataclass, field
+from reasonix.lazy import asdict, dataclass, field
 
 __all__ = ["INHERITED", "ContextCapsule", "digest", "write_sidecar"]
 

@@ -21,11 +21,10 @@ before any server process is started or restarted.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable
 from typing import Any
 
-from reasonix.lazy import dataclass
+from reasonix.lazy import dataclass, replace
 from reasonix.tool import Registry, ToolContext
 
 from .claims import WriteClaim
@@ -61,7 +60,7 @@ def bash_rebind(sandbox: Any, claim: WriteClaim) -> tuple[Any, str]:
     missing = [p for p in claim.paths if not p.exists()]
     if missing:
         return None, f"the claimed path {missing[0]} does not exist yet, so it cannot be bound"
-    rebound = dataclasses.replace(
+    rebound = replace(
         sandbox,
         mode="enforce",  # never silently unsandboxed inside a claim
         write_roots=list(claim.paths),

@@ -18,13 +18,12 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 from typing import Any
 from urllib.parse import parse_qs, urlsplit, urlunsplit
 
 from reasonix.cancel import Cancel
 from reasonix.errors import PluginError
-from reasonix.lazy import dataclass
+from reasonix.lazy import dataclass, replace
 from reasonix.plugin.mcp import oauth_store
 from reasonix.plugin.mcp.httpwire import same_origin
 from reasonix.plugin.mcp.oauth_client import (

@@ -20,7 +20,6 @@ same environment; background jobs stay local.
 from __future__ import annotations
 
 import codecs
-import dataclasses
 import os
 import shutil
 from collections.abc import Callable
@@ -28,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from reasonix.errors import SandboxUnavailable, ToolError
+from reasonix.lazy import replace
 from reasonix.permission.sandbox import SandboxSettings, default_cache_roots, wrap_command
 from reasonix.tool import CONTENT_LIMIT_BYTES, ToolContext, ToolResult, register_builtin
 from reasonix.tool.base import FunctionTool
@@ -165,9 +165,7 @@ def prepare(
     if isinstance(ctx.sandbox, SandboxSettings) and sandboxed:
         settings = ctx.sandbox
         if extra_roots:
-            settings = dataclasses.replace(
-                settings, write_roots=[*settings.write_roots, *extra_roots]
-            )
+            settings = replace(settings, write_roots=[*settings.write_roots, *extra_roots])
         try:
             argv, env = wrap_command(argv, settings, env)
         except SandboxUnavailable as err:
