@@ -22,18 +22,14 @@ from __future__ import annotations
 import contextlib
 import shutil
 import tempfile
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from reasonix.agent.execute import EventApprover
 from reasonix.agent.ports import ChildFactory, ChildRuntime
 from reasonix.agent.session import Session, read_records
-from reasonix.agent.subagent.request import ChildRequest
-from reasonix.agent.subagent.scheduler import Scheduler
-from reasonix.agent.subagent.scope import DELEGATION_TOOLS, READ_ONLY_DELEGATION, narrow
 from reasonix.agent.subagent.skills import SkillSet, discover
-from reasonix.agent.subagent.spawn import ModelChoice, SessionDelegation, TaskTool
 from reasonix.agent.subagent.spec import SchedulerPolicy
 from reasonix.agent.telemetry import Telemetry
 from reasonix.cancel import Cancel
@@ -45,6 +41,8 @@ from .options import RuntimeOptions
 from .parts import SUBAGENT_TOOLS
 
 if TYPE_CHECKING:
+    from reasonix.agent.subagent.request import ChildRequest
+    from reasonix.agent.subagent.spawn import ModelChoice, SessionDelegation, TaskTool
     from reasonix.command.registry import CommandSource
 
     from .runtime import Runtime
@@ -80,6 +78,8 @@ def _policy(cfg: Config) -> SchedulerPolicy:
 
 
 def _models(cfg: Config) -> ModelChoice:
+    from reasonix.agent.subagent.spawn import ModelChoice
+
     a = cfg.agent
     return ModelChoice(
         a.subagent_model, a.subagent_effort, dict(a.subagent_models), dict(a.subagent_efforts)
@@ -90,6 +90,9 @@ def shared_state(
     cfg: Config, skills: SkillSet, telemetry: Callable[[], Any], mcp: Any
 ) -> SessionDelegation:
     """The state one tree of runtimes shares (validates the scheduler limits)."""
+    from reasonix.agent.subagent.scheduler import Scheduler
+    from reasonix.agent.subagent.spawn import SessionDelegation
+
     return SessionDelegation(
         Scheduler(_policy(cfg)),
         cfg.agent.max_subagent_depth,
@@ -101,6 +104,8 @@ def shared_state(
 
 
 def _tool_names(cfg: Config, ablate: list[str], read_only: bool) -> list[str]:
+    from reasonix.agent.subagent.scope import DELEGATION_TOOLS, READ_ONLY_DELEGATION
+
     names = list(READ_ONLY_DELEGATION if read_only else DELEGATION_TOOLS)
     if "subagent" in ablate or "all" in ablate:  # SUB-28: run_skill stays
         names = [n for n in names if n not in SUBAGENT_TOOLS]
@@ -110,21 +115,54 @@ def _tool_names(cfg: Config, ablate: list[str], read_only: bool) -> list[str]:
 
 
 class Wiring:
-    """A runtime's primitive, bound to the runtime once it exists (late: /new, /model)."""
+    """A runtime's primitive, bound to the runtime once it exists (late: /new, /model).
 
-    def __init__(self, shared: SessionDelegation, prim: TaskTool) -> None:
-        self.shared, self.prim = shared, prim
+    A top-level runtime's primitive (scheduler, shared state, the spawn code) is
+    made when a delegation tool is first used, not before the first request.
+    """
+
+    def __init__(
+        self, skills: SkillSet, make: Callable[[], tuple[SessionDelegation, TaskTool]]
+    ) -> None:
+        self._skills, self._make = skills, make
+        self._built: tuple[SessionDelegation, TaskTool] | None = None
+        self._lock = threading.RLock()
         self.runtime: Runtime | None = None
 
     @property
     def skills(self) -> SkillSet:
         """The skills this tree was started with."""
-        return self.shared.skills
+        return self._skills
+
+    @property
+    def shared(self) -> SessionDelegation:
+        """The state the tree shares (made on first use)."""
+        return self._get()[0]
+
+    @property
+    def prim(self) -> TaskTool:
+        """The spawn primitive (made on first use)."""
+        return self._get()[1]
+
+    def _get(self) -> tuple[SessionDelegation, TaskTool]:
+        with self._lock:
+            if self._built is None:
+                self._built = self._make()
+                if self.runtime is not None:
+                    self._point(self.runtime)
+            return self._built
 
     def bind(self, runtime: Runtime) -> None:
         """Point the primitive at the live runtime (session, model, approvals, factory)."""
-        self.runtime = runtime
-        prim = self.prim
+        with self._lock:
+            self.runtime = runtime
+            if self._built is not None:
+                self._point(runtime)
+
+    def _point(self, runtime: Runtime) -> None:
+        prim = self._built[1] if self._built is not None else None
+        if prim is None:
+            return
         prim.session_id = lambda: runtime.session.id
         prim.default_model = lambda: runtime.resolved.ref
         prim.default_effort = lambda: str(runtime.agent.effort or "")
@@ -152,24 +190,63 @@ def attach_delegation(
     A top-level runtime passes its skills and creates the shared state; a
     child reuses its request's shared state, depth, lineage and grant.
     """
-    from reasonix.agent.subagent.tools import delegation_tools
-
     req = options.child
     roots = [Path(p) for p in ctx.write_roots]
+    names = _tool_names(cfg, ablate, req is not None and req.narrowing.read_only)
     if req is None:
         assert skills is not None
-        shared = shared_state(cfg, skills, telemetry, mcp)
-        prim = TaskTool(shared, _unbound, workspace=Path(ctx.workspace), roots=roots)
-    else:
-        shared = req.shared
-        prim = TaskTool(
-            shared, _unbound, workspace=Path(ctx.workspace), roots=roots, depth=req.depth,
-            lineage=req.lineage, read_only=req.narrowing.read_only, claim=req.narrowing.claim,
-        )  # fmt: skip
-    read_only = req is not None and req.narrowing.read_only
-    for tool in delegation_tools(prim, shared.skills, _tool_names(cfg, ablate, read_only)):
+        _policy(cfg)  # a bad [agent] limit is a config error now, before any request
+
+        def make() -> tuple[SessionDelegation, TaskTool]:
+            from reasonix.agent.subagent.spawn import TaskTool
+
+            shared = shared_state(cfg, skills, telemetry, mcp)
+            return shared, TaskTool(shared, _unbound, workspace=Path(ctx.workspace), roots=roots)
+
+        wiring = Wiring(skills, make)
+        for tool in _deferred_tools(wiring, names):
+            registry.add(tool)
+        return wiring
+    from reasonix.agent.subagent.spawn import TaskTool
+
+    shared = req.shared
+    prim = TaskTool(
+        shared, _unbound, workspace=Path(ctx.workspace), roots=roots, depth=req.depth,
+        lineage=req.lineage, read_only=req.narrowing.read_only, claim=req.narrowing.claim,
+    )  # fmt: skip
+    wiring = Wiring(shared.skills, lambda: (shared, prim))
+    wiring.shared  # noqa: B018 - a child's primitive exists from the start (bind() points it)
+    from reasonix.agent.subagent.tools import delegation_tools
+
+    for tool in delegation_tools(prim, shared.skills, names):
         registry.add(tool)
-    return Wiring(shared, prim)
+    return wiring
+
+
+def _deferred_tools(wiring: Wiring, names: list[str]) -> list[Any]:
+    """The delegation tools as declarations; the spawn code loads when one is used."""
+    from reasonix.agent.subagent.tool_schemas import DESCRIPTIONS, READ_ONLY, SCHEMAS
+    from reasonix.tool.deferred import DeferredTool
+
+    def maker(name: str) -> Callable[[], Any]:
+        def make() -> Any:
+            from reasonix.agent.subagent.tools import delegation_tools
+
+            return delegation_tools(wiring.prim, wiring.skills, [name])[0]
+
+        return make
+
+    return [
+        DeferredTool(
+            name,
+            DESCRIPTIONS[name],
+            SCHEMAS[name],
+            maker(name),
+            read_only=name in READ_ONLY,
+            hints=name == "run_skill",
+        )
+        for name in names
+    ]
 
 
 def child_factory(options: Callable[[], RuntimeOptions], mode: Callable[[], str]) -> ChildFactory:
@@ -250,6 +327,9 @@ def build_child_runtime(options: RuntimeOptions) -> Runtime:
                "parent_call": req.parent_call}  # fmt: skip
     meta = {"system": req.system, "model": resolved.ref, "subagent": lineage}
     session = _child_session(req, workspace, meta)
+    from reasonix.agent.execute import EventApprover
+    from reasonix.agent.subagent.scope import narrow
+
     try:
         approver = EventApprover()
         gate = build_gate(
@@ -305,6 +385,7 @@ def cli_delegation(options: RuntimeOptions) -> tuple[TaskTool, Telemetry, Config
     and the hook runner (SubagentStop fires when the child ends).
     """
     from reasonix import config as config_mod
+    from reasonix.agent.subagent.spawn import TaskTool
 
     from .parts import hooks_for
     from .permissions import tool_context

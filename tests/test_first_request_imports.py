@@ -1,0 +1,170 @@
+"""What a run may have imported when its first model request leaves (issue 20).
+
+A real ``reasonix run`` (a subprocess, against a loopback fake) is watched
+with an audit hook: at the first ``http.client.send`` of a POST the hook
+writes down ``sys.modules``. No timing is measured; the test checks the
+*set*: every ``reasonix`` module must be on :data:`ALLOWED` (adding one to
+the first-request path is a decision, made here), and the heavy modules in
+:data:`FORBIDDEN` must not be there at all.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from fakes import FakeServer, ToolSpec, Turn
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# The first-request path, package by package. Everything else loads on first use.
+ALLOWED: frozenset[str] = frozenset(
+    """
+    reasonix reasonix.cancel reasonix.errors reasonix.lazy reasonix.lazy_light
+    reasonix.cli reasonix.cli.main reasonix.cli.output reasonix.cli.run_cmd
+    reasonix.cli.safe_text reasonix.cli.setup_run
+    reasonix.boot reasonix.boot.coordination reasonix.boot.options reasonix.boot.parts
+    reasonix.boot.permissions reasonix.boot.plugins reasonix.boot.runtime
+    reasonix.boot.sessions reasonix.boot.subagents
+    reasonix.config reasonix.config.atomic reasonix.config.dotenv reasonix.config.expand
+    reasonix.config.hooks reasonix.config.layers reasonix.config.legacy reasonix.config.loader
+    reasonix.config.mcp reasonix.config.model reasonix.config.paths reasonix.config.presets
+    reasonix.config.providers reasonix.config.safe_read reasonix.config.schema
+    reasonix.config.tomledit reasonix.config.tomlparse
+    reasonix.provider reasonix.provider.base reasonix.provider.budget reasonix.provider.http
+    reasonix.provider.netio reasonix.provider.openai reasonix.provider.openai.fold
+    reasonix.provider.openai.wire reasonix.provider.overflow reasonix.provider.probe
+    reasonix.provider.sse reasonix.provider.types
+    reasonix.tool reasonix.tool.base reasonix.tool.builtin reasonix.tool.builtin._catalog
+    reasonix.tool.children reasonix.tool.deferred reasonix.tool.paths reasonix.tool.ports
+    reasonix.agent reasonix.agent.budget reasonix.agent.cachebreak reasonix.agent.checkpoints
+    reasonix.agent.compaction reasonix.agent.context reasonix.agent.directives
+    reasonix.agent.events reasonix.agent.execute reasonix.agent.hooks
+    reasonix.agent.instructions reasonix.agent.loop reasonix.agent.loss reasonix.agent.nudge
+    reasonix.agent.oversize reasonix.agent.ports reasonix.agent.prompt reasonix.agent.session
+    reasonix.agent.stream reasonix.agent.telemetry reasonix.agent.tokens reasonix.agent.window
+    reasonix.agent.coordinator reasonix.agent.coordinator.goal reasonix.agent.coordinator.host
+    reasonix.agent.coordinator.plan reasonix.agent.coordinator.planmode
+    reasonix.agent.coordinator.routing
+    reasonix.agent.memory reasonix.agent.memory.bm25 reasonix.agent.memory.bm25_topk
+    reasonix.agent.memory.catalog reasonix.agent.memory.facts reasonix.agent.memory.history
+    reasonix.agent.memory.policy reasonix.agent.memory.recall reasonix.agent.memory.tools
+    reasonix.agent.memory.wiring
+    reasonix.agent.subagent reasonix.agent.subagent.profile reasonix.agent.subagent.skills
+    reasonix.agent.subagent.spec reasonix.agent.subagent.tool_schemas
+    reasonix.command reasonix.command.api reasonix.command.args reasonix.command.custom
+    reasonix.command.registry
+    reasonix.permission reasonix.permission.approval reasonix.permission.bash
+    reasonix.permission.bash.classify reasonix.permission.bash.lexer
+    reasonix.permission.bash.model reasonix.permission.escape reasonix.permission.modes
+    reasonix.permission.policy reasonix.permission.rules reasonix.permission.scope
+    reasonix.permission.sandbox reasonix.permission.sandbox.bwrap
+    reasonix.permission.sandbox.env reasonix.permission.sandbox.seatbelt
+    reasonix.plugin reasonix.plugin.mcp reasonix.plugin.mcp.render reasonix.plugin.mcp.tools
+    """.split()  # noqa: SIM905 - one module name per word reads better than a literal
+)
+
+# Never before the first request: the dataclasses machinery (and what it imports),
+# any tool implementation, MCP connections, the two-model coordinator, the spawn code.
+FORBIDDEN: frozenset[str] = frozenset(
+    {
+        "dataclasses",
+        "inspect",
+        "ast",
+        "dis",
+        "tokenize",
+        "reasonix.plugin.mcp.manager",
+        "reasonix.agent.coordinator.coordinator",
+        "reasonix.agent.coordinator.planner",
+        "reasonix.agent.subagent.spawn",
+        "reasonix.agent.subagent.scheduler",
+        "reasonix.agent.subagent.tools",
+        "reasonix.agent.subagent.fleet",
+    }
+    | {
+        f"reasonix.tool.builtin.{name}"
+        for name in (
+            "bash",
+            "bash_output",
+            "code_index",
+            "delete_range",
+            "delete_symbol",
+            "edit_file",
+            "glob",
+            "grep",
+            "kill_shell",
+            "ls",
+            "move_file",
+            "multi_edit",
+            "notebook_edit",
+            "read_file",
+            "todo_write",
+            "wait",
+            "web_fetch",
+            "write_file",
+        )
+    }
+)
+
+_DRIVER = r"""
+import json, sys
+out, seen = sys.argv[1], []
+def watch(event, args):
+    if event == "http.client.send" and not seen and bytes(args[1][:5]) == b"POST ":
+        seen.append(1)
+        with open(out, "w") as fh:
+            json.dump(sorted(sys.modules), fh)
+sys.addaudithook(watch)
+sys.argv = ["reasonix", *sys.argv[2:]]
+import runpy
+runpy.run_module("reasonix", run_name="__main__")
+"""
+
+
+def _modules_at_first_request(tmp_path: Path) -> tuple[set[str], str]:
+    """The modules loaded when the first POST left, and the second request's body."""
+    ws = tmp_path / "repo"
+    ws.mkdir()
+    (ws / "calc.py").write_text("x = 1\n")
+    script = [Turn.tools([ToolSpec("read_file", '{"path": "calc.py"}')]), Turn.text_only("ok")]
+    out = tmp_path / "modules.json"
+    with FakeServer("openai", script) as srv:
+        (ws / "reasonix.toml").write_text(
+            'default_model = "fake/fake-model"\n[[providers]]\nname = "fake"\n'
+            f'kind = "openai"\nbase_url = "{srv.url}"\nmodels = ["fake-model"]\n'
+            'api_key_env = "FAKE_PROVIDER_KEY"\n'
+        )
+        env = {
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "HOME": str(tmp_path),
+            "REASONIX_HOME": str(tmp_path / "rx"),
+            "FAKE_PROVIDER_KEY": "sk-fake",
+            "PYTHONPATH": str(ROOT),
+            "LANG": "C.UTF-8",
+        }
+        done = subprocess.run(
+            [sys.executable, "-c", _DRIVER, str(out), "run", "--json", "-y", "read calc.py"],
+            cwd=ws, env=env, capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+        posts = [r for r in srv.requests if r.method == "POST"]
+        second = json.dumps(posts[1].json) if len(posts) > 1 else ""
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["subtype"] == "success"
+    return set(json.loads(out.read_text())), second
+
+
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="http.client.send audit event")
+def test_the_first_request_loads_only_the_first_request_path(tmp_path: Path) -> None:
+    modules, second = _modules_at_first_request(tmp_path)
+    ours = {m for m in modules if m == "reasonix" or m.startswith("reasonix.")}
+    assert not ours - ALLOWED, f"new on the first-request path: {sorted(ours - ALLOWED)}"
+    assert not modules & FORBIDDEN, (
+        f"loaded before the first request: {sorted(modules & FORBIDDEN)}"
+    )
+    assert "reasonix.provider.openai" in ours and "reasonix.tool.builtin._catalog" in ours
+    # read_file was not loaded for the first request, yet ran when the model called it
+    assert "x = 1" in second
