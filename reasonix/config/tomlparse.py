@@ -4,25 +4,46 @@ Parse errors become :class:`ConfigError` carrying the file and line; the
 decoder only reports the line inside its message before 3.14, so it is parsed
 from there. :func:`find_key_line` locates a key in the text for errors that
 are found after parsing (a value out of range, a wrong type).
+
+A text that parsed once is remembered by its content hash in
+``<cache>/toml/`` as JSON, so a run whose config files did not change does not
+import the TOML parser at all (about a twentieth of the start-up). Only
+values JSON carries exactly are remembered (a date or time is parsed anew);
+any trouble with the cache just means parsing.
 """
 
 from __future__ import annotations
 
 import functools
+import json
+import os
 import re
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from reasonix.errors import ConfigError
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on 3.10 only
-    import tomli as tomllib
+if TYPE_CHECKING:
+    from tomllib import TOMLDecodeError
 
 __all__ = ["TOMLDecodeError", "find_key_line", "loads", "split_header"]
 
-TOMLDecodeError = tomllib.TOMLDecodeError
+_CACHE_LIMIT = 1 << 20  # texts above this are parsed every time
+
+
+def _tomllib() -> Any:
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised on 3.10 only
+        import tomli as tomllib
+    return tomllib
+
+
+def __getattr__(name: str) -> Any:
+    if name == "TOMLDecodeError":  # the parser's error class, imported only when asked for
+        return _tomllib().TOMLDecodeError
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 # Pattern sources; _rx compiles each on first use (errors and key lookups only).
 _AT_LINE = r"\s*\(at line (\d+), column (\d+)\)\s*$"
@@ -45,6 +66,23 @@ def loads(text: str, file: str) -> dict[str, Any]:
     A leading byte-order mark (Windows editors add one) is ignored.
     """
     text = text.removeprefix("\ufeff")
+    where = _cache_file(text)
+    if where is not None:
+        try:
+            with open(where, encoding="utf-8") as fh:
+                got = json.load(fh)
+            if isinstance(got, dict):
+                return got
+        except (OSError, ValueError):
+            pass
+    data = _parse(text, file)
+    if where is not None and _plain(data):
+        _remember(where, data)
+    return data
+
+
+def _parse(text: str, file: str) -> dict[str, Any]:
+    tomllib = _tomllib()
     try:
         data: dict[str, Any] = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -66,6 +104,44 @@ def loads(text: str, file: str) -> dict[str, Any]:
             "invalid TOML: arrays or inline tables are nested too deeply", file=file
         ) from None
     return data
+
+
+def _cache_file(text: str) -> str | None:
+    """Where the parse of ``text`` is remembered (None: not cached)."""
+    if len(text) > _CACHE_LIMIT:
+        return None
+    import hashlib
+
+    from reasonix.config.paths import cache_dir
+
+    # the parser version is part of the key: 3.10's tomli and 3.11's tomllib may differ
+    seed = f"toml-v1\0{sys.version_info[0]}.{sys.version_info[1]}\0{text}".encode()
+    digest = hashlib.sha256(seed).hexdigest()[:40]
+    return os.path.join(cache_dir(), "toml", digest + ".json")
+
+
+def _plain(value: Any) -> bool:
+    """True when JSON gives ``value`` back exactly (no dates or times inside)."""
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and _plain(v) for k, v in value.items())
+    if isinstance(value, list):
+        return all(_plain(v) for v in value)
+    return isinstance(value, (str, int, float, bool))
+
+
+def _remember(where: str, data: dict[str, Any]) -> None:
+    tmp = f"{where}.{os.getpid()}.tmp"
+    try:
+        os.makedirs(os.path.dirname(where), mode=0o700, exist_ok=True)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)  # no wider than need be
+        with open(fd, "w", encoding="utf-8") as fh:
+            json.dump(data, fh, ensure_ascii=False, separators=(",", ":"))
+        os.replace(tmp, where)
+    except OSError:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
 
 
 def _split_dotted(key: str) -> list[str]:
