@@ -50,9 +50,7 @@ ALLOWED: frozenset[str] = frozenset(
     reasonix.agent.coordinator reasonix.agent.coordinator.goal reasonix.agent.coordinator.host
     reasonix.agent.coordinator.plan reasonix.agent.coordinator.planmode
     reasonix.agent.coordinator.routing
-    reasonix.agent.memory reasonix.agent.memory.bm25 reasonix.agent.memory.bm25_topk
-    reasonix.agent.memory.catalog reasonix.agent.memory.facts reasonix.agent.memory.history
-    reasonix.agent.memory.policy reasonix.agent.memory.recall reasonix.agent.memory.tools
+    reasonix.agent.memory reasonix.agent.memory._catalog reasonix.agent.memory.declared
     reasonix.agent.memory.wiring
     reasonix.agent.subagent reasonix.agent.subagent.profile reasonix.agent.subagent.skills
     reasonix.agent.subagent.spec reasonix.agent.subagent.tool_schemas
@@ -69,7 +67,8 @@ ALLOWED: frozenset[str] = frozenset(
 )
 
 # Never before the first request: the dataclasses machinery (and what it imports),
-# any tool implementation, MCP connections, the two-model coordinator, the spawn code.
+# any tool implementation, MCP connections, the two-model coordinator, the spawn
+# code, the memory stores and BM25 (declared from data; recall looks for a fact file).
 FORBIDDEN: frozenset[str] = frozenset(
     {
         "dataclasses",
@@ -84,6 +83,10 @@ FORBIDDEN: frozenset[str] = frozenset(
         "reasonix.agent.subagent.scheduler",
         "reasonix.agent.subagent.tools",
         "reasonix.agent.subagent.fleet",
+        "reasonix.agent.memory.catalog",
+        "reasonix.agent.memory.bm25",
+        "reasonix.agent.memory.facts",
+        "reasonix.agent.memory.tools",
     }
     | {
         f"reasonix.tool.builtin.{name}"

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from reasonix.agent.budget import OutputBudget
-from reasonix.agent.memory.wiring import MEMORY_TOOL_NAMES
+from reasonix.agent.memory.declared import MEMORY_TOOL_NAMES
 from reasonix.agent.session import Session
 from reasonix.agent.window import ContextWindow
 from reasonix.config.model import Config, ResolvedModel

@@ -27,9 +27,12 @@ from reasonix.agent.events import Runner
 from reasonix.agent.execute import EventApprover
 from reasonix.agent.instructions import instruction_block, load_instructions
 from reasonix.agent.loop import Agent
-from reasonix.agent.memory.catalog import Memory
-from reasonix.agent.memory.recall import Recaller
-from reasonix.agent.memory.wiring import controller_tools, memory_extra, tool_result_capability
+from reasonix.agent.memory.wiring import (
+    DeferredRecall,
+    deferred_controller_tools,
+    memory_extra,
+    tool_result_capability,
+)
 from reasonix.agent.prompt import system_prompt
 from reasonix.agent.session import Session
 from reasonix.agent.subagent.skills import skill_index
@@ -91,7 +94,7 @@ class Runtime:
         approver: EventApprover,
         meta: dict[str, Any],
         instructions: str,
-        recaller: Recaller | None,
+        recaller: DeferredRecall | None,
         current: list[Session],
         ablate: list[str],
         notices: list[str],
@@ -430,8 +433,9 @@ def build_runtime(options: RuntimeOptions) -> Runtime:
         ctx = tool_context(cfg, workspace, session, not interactive, approver, options.ports)
         ctx.extra["sandbox_escape"] = escape_gate(gate, approver if interactive else None)
         ctx.extra.update(memory_extra(cfg.permissions.mode, approver if interactive else None))
-        memory = Memory.for_workspace(workspace)
-        for tool in controller_tools(memory, workspace, lambda: current[0], cfg.tools.enabled):
+        memory = _memory_of(workspace)  # the stores load when a memory tool or recall needs them
+        for tool in deferred_controller_tools(memory, workspace, lambda: current[0],
+                                              cfg.tools.enabled):  # fmt: skip
             registry.add(tool)
         holder = HostHolder()
         for tool in host_tools(holder, cfg.tools.enabled):  # exit_plan_mode, update_goal
@@ -452,7 +456,8 @@ def build_runtime(options: RuntimeOptions) -> Runtime:
         runtime = Runtime(
             options=options, config=cfg, resolved=resolved, workspace=workspace,
             provider=provider, registry=registry, gate=gate, tool_ctx=ctx, approver=approver,
-            meta=meta, instructions=instructions, recaller=Recaller(memory), current=current,
+            meta=meta, instructions=instructions, current=current,
+            recaller=DeferredRecall(memory, workspace),
             ablate=ablate, notices=notices, window=window, holder=holder,
             skill_index=skill_index(skills.skills),
             planner=planner,
@@ -478,6 +483,20 @@ def build_runtime(options: RuntimeOptions) -> Runtime:
         runtime.mcp = mcp
         runtime.closers.append(mcp.close)
     return runtime
+
+
+def _memory_of(workspace: Path) -> Callable[[], Any]:
+    """The workspace's memory stores, made on the first call."""
+    made: list[Any] = []
+
+    def memory() -> Any:
+        if not made:
+            from reasonix.agent.memory.catalog import Memory
+
+            made.append(Memory.for_workspace(workspace))
+        return made[0]
+
+    return memory
 
 
 def _mtime(path: Path) -> float:

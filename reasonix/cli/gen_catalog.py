@@ -1,6 +1,10 @@
-"""Regenerate reasonix/tool/builtin/_catalog.py (the built-in tools as data) from the tools.
+"""Regenerate the tool catalogs (the tools as data) from the live tools.
 
 Usage: python -m reasonix.cli.gen_catalog [--check] [--output PATH | --output -]
+
+Two files: reasonix/tool/builtin/_catalog.py (the built-ins; ``--output``
+names where it goes) and reasonix/agent/memory/_catalog.py (the four memory
+tools a parent runtime declares; always in place).
 
 Every module of ``BUILTIN_MODULES`` is imported in turn; the tools it registers
 are attributed to it. --check writes nothing and exits 1 when the file differs
@@ -41,6 +45,45 @@ def live_entries() -> dict[str, dict[str, Any]]:
     return {tool.name: catalog_entry(tool, owner[tool.name]) for tool in registry.tools()}
 
 
+MEMORY_CATALOG_PATH = "reasonix/agent/memory/_catalog.py"
+
+
+def memory_entries() -> dict[str, dict[str, Any]]:
+    """name -> catalog entry of each memory tool, from tools over an empty store."""
+    import tempfile
+
+    from reasonix.agent.memory.catalog import Memory
+    from reasonix.agent.memory.facts import FactStore
+    from reasonix.agent.memory.wiring import controller_tools
+
+    class _NoSession:
+        id = ""
+
+        def records(self) -> list[Any]:
+            return []
+
+    with tempfile.TemporaryDirectory() as tmp:
+        memory = Memory(FactStore(Path(tmp) / "g", "global"), FactStore(Path(tmp) / "p", "project"))
+        tools = controller_tools(memory, Path(tmp), _NoSession)
+        modules = {"history": "reasonix.agent.memory.history"}
+        return {
+            t.name: catalog_entry(t, modules.get(t.name, "reasonix.agent.memory.tools"))
+            for t in tools
+        }
+
+
+def _check_or_write(path: Path, text: str, check: bool) -> int:
+    if check:
+        current = path.read_text(encoding="utf-8") if path.is_file() else None
+        if current != text:
+            sys.stderr.write(f"{path} is out of date; run: python -m reasonix.cli.gen_catalog\n")
+            return 1
+        return 0
+    path.write_text(text, encoding="utf-8")
+    sys.stdout.write(f"wrote {path} ({len(text.splitlines())} lines)\n")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     """Write (or with --check, verify) the catalog module; returns the exit code."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -55,16 +98,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.output == "-":
         sys.stdout.write(text)
         return 0
-    path = Path(args.output)
-    if args.check:
-        current = path.read_text(encoding="utf-8") if path.is_file() else None
-        if current != text:
-            sys.stderr.write(f"{path} is out of date; run: python -m reasonix.cli.gen_catalog\n")
-            return 1
-        return 0
-    path.write_text(text, encoding="utf-8")
-    sys.stdout.write(f"wrote {path} ({len(text.splitlines())} lines)\n")
-    return 0
+    code = _check_or_write(Path(args.output), text, args.check)
+    memory = render_catalog(memory_entries(), title="The memory tools")
+    return _check_or_write(ROOT / MEMORY_CATALOG_PATH, memory, args.check) or code
 
 
 if __name__ == "__main__":

@@ -34,6 +34,8 @@ from reasonix.config.safe_read import MEMORY_LIMIT, read_text
 from reasonix.errors import ToolError
 from reasonix.lazy import Pattern, dataclass, replace
 
+from .declared import global_root, project_root, root_may_have_facts
+
 __all__ = [
     "FACT_TYPES",
     "SCOPES",
@@ -56,20 +58,6 @@ _FIELDS = ("id", "revision", "type", "scope", "title", "created_at", "updated_at
 
 class FactError(ToolError):
     """A memory store operation was refused or failed; the message says why."""
-
-
-def global_root() -> Path:
-    """``<state>/memory``."""
-    from reasonix.config.paths import state_dir
-
-    return state_dir() / "memory"
-
-
-def project_root(workspace: Path) -> Path:
-    """``<state>/projects/<slug>/memory`` for ``workspace``."""
-    from reasonix.config.paths import project_slug, state_dir
-
-    return state_dir() / "projects" / project_slug(workspace) / "memory"
 
 
 @dataclass(frozen=True)
@@ -243,9 +231,7 @@ class FactStore:
     # -- reading ------------------------------------------------------------------
     def may_have_facts(self) -> bool:
         """False when the store certainly holds no active fact (no fact file at all)."""
-        if not self.root.is_dir() or self.root.is_symlink():
-            return False
-        return any(True for _ in self.root.glob("*.md"))
+        return root_may_have_facts(self.root)
 
     def facts(self) -> list[Fact]:
         """Active facts, oldest id first."""

@@ -28,6 +28,8 @@ from reasonix.lazy import dataclass
 from reasonix.tool import ToolContext
 from reasonix.tool.base import FunctionTool
 
+from .declared import PAGE_CHARS, SESSION_TOOL_RESULT, TOOL_RESULT_SCHEMA
+
 __all__ = [
     "PAGE_CHARS",
     "SESSION_TOOL_RESULT",
@@ -38,17 +40,6 @@ __all__ = [
     "tool_result_page",
 ]
 
-PAGE_CHARS = 8000
-SESSION_TOOL_RESULT = "session:tool_result"
-# The arguments of session:tool_result (as a tool or as a use_capability target).
-TOOL_RESULT_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "tool_call_id": {"type": "string"},
-        "page": {"type": "integer", "default": 1},
-    },
-    "required": ["tool_call_id"],
-}
 _SNIPPET = 240
 _AROUND_MAX = 6
 _AROUND_CHARS = 800

@@ -22,35 +22,37 @@ passes ``subagent=True`` to :func:`memory_extra`.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from reasonix.agent.memory.catalog import Memory
-from reasonix.agent.memory.history import (
+from reasonix.agent.memory.declared import (
+    MEMORY_TOOL_NAMES,
     PAGE_CHARS,
     TOOL_RESULT_SCHEMA,
-    HistorySource,
-    history_tool,
-    tool_result_page,
+    may_have_facts,
+    tool_declarations,
 )
-from reasonix.agent.memory.tools import memory_tools
 from reasonix.errors import ToolError
-from reasonix.permission.approval import ApprovalChoice, ApprovalRequest
 from reasonix.permission.modes import Mode, parse_mode
-from reasonix.plugin.mcp.tools import LocalCapability
 from reasonix.tool import Tool, ToolContext
+
+if TYPE_CHECKING:  # the stores, BM25, the tools and the approval types load on first use
+    from reasonix.agent.memory.catalog import Memory
+    from reasonix.permission.approval import ApprovalRequest
+    from reasonix.plugin.mcp.tools import LocalCapability
 
 __all__ = [
     "MEMORY_TOOL_NAMES",
+    "DeferredRecall",
     "SessionLike",
     "controller_tools",
+    "deferred_controller_tools",
     "memory_approval",
     "memory_extra",
     "tool_result_capability",
 ]
-
-MEMORY_TOOL_NAMES = ("forget", "history", "memory", "remember")
 
 
 class SessionLike(Protocol):
@@ -74,6 +76,8 @@ def controller_tools(
     ``enabled`` is ``[tools].enabled``: empty means all of them, otherwise
     only the names it lists.
     """
+    from reasonix.agent.memory.history import HistorySource, history_tool
+    from reasonix.agent.memory.tools import memory_tools
 
     def live() -> tuple[str, Sequence[Mapping[str, Any]]]:
         session = current()
@@ -87,7 +91,11 @@ def controller_tools(
 def tool_result_capability(current: Callable[[], SessionLike]) -> LocalCapability:
     """``use_capability`` server ``session``, tool ``tool_result``: page a full tool result."""
 
+    from reasonix.plugin.mcp.tools import LocalCapability
+
     def run(args: dict[str, Any], ctx: ToolContext) -> str:
+        from reasonix.agent.memory.history import tool_result_page
+
         call_id = str(args.get("tool_call_id") or "")
         page = args.get("page", 1)
         if not call_id or not isinstance(page, int) or isinstance(page, bool):
@@ -118,6 +126,8 @@ def memory_approval(
     """
 
     def approve(tool: str, question: str) -> bool:
+        from reasonix.permission.approval import ApprovalChoice, ApprovalRequest
+
         head, _, why = question.partition("\n")
         reason = why.strip().removeprefix("(reason: ").removesuffix(")")
         request = ApprovalRequest(
@@ -149,3 +159,64 @@ def memory_extra(
     if approver is not None and not subagent:
         extra["approve_memory"] = memory_approval(approver)
     return extra
+
+
+def deferred_controller_tools(
+    memory: Callable[[], Memory],
+    workspace: Path,
+    current: Callable[[], SessionLike],
+    enabled: Sequence[str] = (),
+) -> list[Tool]:
+    """:func:`controller_tools` as declarations: the stores and tools load on first use.
+
+    The declarations come from ``_catalog.py`` (generated from the live tools;
+    ``make lint`` checks it), so the request is the same byte for byte.
+    """
+    from reasonix.tool.deferred import DeferredTool
+
+    made: dict[str, Tool] = {}
+    lock = threading.Lock()
+
+    def maker(name: str) -> Callable[[], Tool]:
+        def make() -> Tool:
+            with lock:
+                if not made:
+                    made.update((t.name, t) for t in controller_tools(memory(), workspace, current))
+                return made[name]
+
+        return make
+
+    out: list[Tool] = []
+    for name, entry in sorted(tool_declarations().items()):
+        if enabled and name not in enabled:
+            continue
+        out.append(
+            DeferredTool(
+                name,
+                entry["description"],
+                entry["parameters"],
+                maker(name),
+                read_only=bool(entry["read_only"]),
+                metadata=entry.get("metadata") or {},
+                hints=bool(entry.get("reads_only")),
+            )
+        )
+    return out
+
+
+class DeferredRecall:
+    """Auto-recall (MEM-5) that loads the stores and BM25 only when a fact file exists."""
+
+    def __init__(self, memory: Callable[[], Memory], workspace: Path) -> None:
+        self._memory, self._workspace = memory, workspace
+
+    def recall_suffix(self, user_text: str) -> str:
+        """See :func:`reasonix.agent.memory.recall.recall_suffix` ("" with no facts at all)."""
+        try:
+            if not may_have_facts(self._workspace):
+                return ""
+        except OSError:
+            return ""
+        from reasonix.agent.memory.recall import Recaller
+
+        return Recaller(self._memory()).recall_suffix(user_text)
