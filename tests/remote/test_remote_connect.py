@@ -39,6 +39,18 @@ def _master_pid(port: int) -> int | None:
     return None
 
 
+def _client_pid(port: int) -> int | None:
+    """The ``ssh -t`` that runs the remote chat (not the master, not a control command)."""
+    for pid in ssh_pids(str(port)):
+        try:
+            args = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"-t" in args and not any(b"ControlMaster=yes" in a for a in args) and b"-O" not in args:
+            return pid
+    return None
+
+
 def _wait(predicate: object, timeout: float = 60) -> None:
     deadline = time.monotonic() + timeout
     while not predicate():  # type: ignore[operator]
@@ -57,8 +69,9 @@ def _remember(state: Path, text: str) -> None:
     subprocess.run([sys.executable, "-c", code, text], env=env, check=True, timeout=60)
 
 
-def test_connect_runs_a_task_remotely_and_survives_a_killed_master(
-    local: tuple[dict[str, str], Path], sshd: Sshd, pyz: Path, tmp_path: Path
+@pytest.mark.parametrize("victim", ["master", "client"])
+def test_connect_runs_a_task_remotely_and_survives_a_killed_ssh(
+    local: tuple[dict[str, str], Path], sshd: Sshd, pyz: Path, tmp_path: Path, victim: str
 ) -> None:
     need_tmux()
     env, ws = local
@@ -77,6 +90,8 @@ def test_connect_runs_a_task_remotely_and_survives_a_killed_master(
             time.sleep(0.02)
 
     watcher = threading.Thread(target=watch)
+    remote_sessions = sshd.remote_home / ".reasonix" / "sessions"
+    before = set(remote_sessions.rglob("*.jsonl"))  # the sshd (and its home) serves every test
     with FakeServer("openai", script) as srv:
         add_box(env, sshd, srv.url)
         _remember(sshd.remote_home / ".reasonix", "REMOTE-FACT-5150 lives on the server")
@@ -99,8 +114,8 @@ def test_connect_runs_a_task_remotely_and_survives_a_killed_master(
             term.keys("Enter")
             _wait(lambda: len(srv.requests) >= 3)
             term.wait_for("w3 ")  # the slow answer is streaming
-            pid = _master_pid(sshd.port)
-            assert pid is not None
+            pid = _master_pid(sshd.port) if victim == "master" else _client_pid(sshd.port)
+            assert pid is not None, f"no ssh {victim} process found"
             os.kill(pid, signal.SIGKILL)
             screen = term.wait_for("reconnecting to the same session", timeout=30)
             assert "the SSH connection was lost" in screen and "Traceback" not in screen
@@ -128,7 +143,7 @@ def test_connect_runs_a_task_remotely_and_survives_a_killed_master(
     for pid, data in seen.items():
         assert KEY.encode() not in data, f"key visible in remote process {pid}"
     assert not files_containing(sshd.remote_home, KEY)
-    sessions = list((sshd.remote_home / ".reasonix" / "sessions").rglob("*.jsonl"))
+    sessions = set(remote_sessions.rglob("*.jsonl")) - before
     assert len(sessions) == 1, "one remote session, continued after the reconnect"
     assert not list((Path(env["REASONIX_HOME"]) / "sessions").rglob("*.jsonl"))
     time.sleep(0.5)
