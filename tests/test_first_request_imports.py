@@ -68,7 +68,8 @@ ALLOWED: frozenset[str] = frozenset(
 
 # Never before the first request: the dataclasses machinery (and what it imports),
 # any tool implementation, MCP connections, the two-model coordinator, the spawn
-# code, the memory stores and BM25 (declared from data; recall looks for a fact file).
+# code, the memory stores and BM25 (declared from data; recall looks for a fact file),
+# the bash classifier and the sandbox backends (the first bash call loads them).
 FORBIDDEN: frozenset[str] = frozenset(
     {
         "dataclasses",
@@ -87,6 +88,8 @@ FORBIDDEN: frozenset[str] = frozenset(
         "reasonix.agent.memory.bm25",
         "reasonix.agent.memory.facts",
         "reasonix.agent.memory.tools",
+        "reasonix.permission.bash.classify",
+        "reasonix.permission.sandbox.bwrap",
     }
     | {
         f"reasonix.tool.builtin.{name}"
@@ -117,7 +120,9 @@ _DRIVER = r"""
 import json, sys
 out, seen = sys.argv[1], []
 def watch(event, args):
-    if event == "http.client.send" and not seen and bytes(args[1][:5]) == b"POST ":
+    # the first model request: a local server's window probe may POST /api/show first
+    head = bytes(args[1][:200]) if event == "http.client.send" else b""
+    if not seen and head.startswith(b"POST ") and b"/chat/completions" in head.split(b"\r\n")[0]:
         seen.append(1)
         with open(out, "w") as fh:
             json.dump(sorted(sys.modules), fh)

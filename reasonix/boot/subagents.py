@@ -104,7 +104,7 @@ def shared_state(
 
 
 def _tool_names(cfg: Config, ablate: list[str], read_only: bool) -> list[str]:
-    from reasonix.agent.subagent.scope import DELEGATION_TOOLS, READ_ONLY_DELEGATION
+    from reasonix.agent.subagent.tool_schemas import DELEGATION_TOOLS, READ_ONLY_DELEGATION
 
     names = list(READ_ONLY_DELEGATION if read_only else DELEGATION_TOOLS)
     if "subagent" in ablate or "all" in ablate:  # SUB-28: run_skill stays

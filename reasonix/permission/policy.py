@@ -16,12 +16,11 @@ from __future__ import annotations
 import os
 import posixpath
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from reasonix.errors import ConfigError
 from reasonix.lazy import Pattern, dataclass, replace
-from reasonix.permission.bash import BashAnalysis, Kind, Segment, analyze
 from reasonix.permission.modes import Decision, Mode, parse_mode
 from reasonix.permission.rules import (
     EDIT_TOOLS,
@@ -33,6 +32,9 @@ from reasonix.permission.rules import (
     path_match,
     subjects,
 )
+
+if TYPE_CHECKING:  # the bash classifier loads with the first bash call it judges
+    from reasonix.permission.bash import BashAnalysis, Segment
 
 __all__ = [
     "PROTECTED_IN_WORKSPACE",
@@ -317,6 +319,8 @@ class Policy:
 
     # ---------------------------------------------------------------- bash
     def _bash(self, command: str, read_only: bool, args: dict[str, Any]) -> Verdict:
+        from reasonix.permission.bash import analyze
+
         analysis = analyze(command)
         literal = command.strip()
         suggestion = suggest_rule("bash", args, self.workspace, analysis)
@@ -343,6 +347,8 @@ class Policy:
         return replace(worst, suggested_rule=suggestion)
 
     def _segment(self, seg: Segment, read_only: bool) -> Verdict:
+        from reasonix.permission.bash import Kind
+
         label = f"bash segment {seg.source or seg.text!r}"
         if seg.kind is Kind.STATIC:
             for rule in self.allow:
@@ -438,6 +444,8 @@ _CRUDE_KEYWORDS = frozenset(
 
 
 def _crude_segments(literal: str) -> tuple[Segment, ...]:
+    from reasonix.permission.bash import Kind, Segment
+
     out = []
     for chunk in _CRUDE_SPLIT_RE.split(literal.replace("\\\n", "")):
         words = [w.replace("\\", "") for w in chunk.split()]
@@ -451,6 +459,8 @@ def _crude_segments(literal: str) -> tuple[Segment, ...]:
 def _eager_analyses(literal: str, analysis: BashAnalysis) -> tuple[BashAnalysis, ...]:
     """What deny/ask rules inspect: the analysis, ``$IFS`` read as the space it splits on,
     and for nested commands the crude word runs of the raw text."""
+    from reasonix.permission.bash import BashAnalysis, Kind, analyze
+
     out = [analysis]
     if "IFS" in literal:
         out.append(analyze(_IFS_RE.sub(" ", literal)))
@@ -510,6 +520,8 @@ def suggest_rule(
     characters, else ``Bash=<literal>``. File tools: ``Edit(<path>)`` (relative to the
     workspace when inside it). ``web_fetch``: ``WebFetch(domain:<host>)``. Others: the tool ID.
     """
+    from reasonix.permission.bash import Kind, analyze
+
     if tool_name == "bash":
         command = str(args.get("command", "")).strip()
         analysis = analysis or analyze(command)
@@ -557,6 +569,8 @@ def _rel(path: str, workspace: str | None) -> str:
 
 def conservative_prefix_rule(command: str) -> str:
     """The optional broader scope offered next to the concrete command: ``Bash(git push:*)``."""
+    from reasonix.permission.bash import Kind, analyze
+
     analysis = analyze(command)
     if len(analysis.segments) == 1 and analysis.segments[0].kind is Kind.STATIC:
         prefix = _conservative_prefix(analysis.segments[0])

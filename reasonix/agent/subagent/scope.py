@@ -29,11 +29,10 @@ from reasonix.tool import Registry, ToolContext
 
 from .claims import WriteClaim
 from .ledger import PATH_WRITERS
+from .tool_schemas import DELEGATION_TOOLS, READ_ONLY_DELEGATION
 
 __all__ = ["DELEGATION_TOOLS", "READ_ONLY_DELEGATION", "Narrowing", "mcp_filter", "narrow"]
 
-DELEGATION_TOOLS = ("task", "read_only_task", "parallel_tasks", "fleet", "run_skill")
-READ_ONLY_DELEGATION = ("read_only_task", "parallel_tasks")
 _ALWAYS = ("complete_subtask", "use_capability")  # the contract and the child's own frontend
 
 

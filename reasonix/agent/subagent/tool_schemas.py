@@ -8,7 +8,18 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["DESCRIPTIONS", "FLEET_MAX", "FLEET_MIN", "READ_ONLY", "SCHEMAS"]
+__all__ = [
+    "DELEGATION_TOOLS",
+    "DESCRIPTIONS",
+    "FLEET_MAX",
+    "FLEET_MIN",
+    "READ_ONLY",
+    "READ_ONLY_DELEGATION",
+    "SCHEMAS",
+]
+
+DELEGATION_TOOLS = ("task", "read_only_task", "parallel_tasks", "fleet", "run_skill")
+READ_ONLY_DELEGATION = ("read_only_task", "parallel_tasks")
 
 FLEET_MIN, FLEET_MAX = 2, 64
 

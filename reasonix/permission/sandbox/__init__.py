@@ -23,9 +23,7 @@ from pathlib import Path
 
 from reasonix.errors import ConfigError, SandboxUnavailable
 from reasonix.lazy import dataclass, field
-from reasonix.permission.sandbox.bwrap import bwrap_argv, probe
 from reasonix.permission.sandbox.env import is_credential_var, scrub_env
-from reasonix.permission.sandbox.seatbelt import SANDBOX_EXEC, seatbelt_argv, seatbelt_profile
 
 __all__ = [
     "SANDBOX_MODES",
@@ -110,6 +108,8 @@ def _which(name: str, env: dict[str, str]) -> str | None:
 def backend_status(settings: SandboxSettings, env: dict[str, str]) -> tuple[str, str]:
     """``(backend, problem)``: backend is "bwrap" | "seatbelt" | ""; problem says why not."""
     if sys.platform.startswith("linux"):
+        from reasonix.permission.sandbox.bwrap import probe  # the backends load when used
+
         bwrap = _which("bwrap", env)
         if bwrap is None:
             return "", "bubblewrap (bwrap) is not installed or not on PATH"
@@ -118,6 +118,8 @@ def backend_status(settings: SandboxSettings, env: dict[str, str]) -> tuple[str,
             return "", f"bubblewrap cannot create a sandbox here: {problem}"
         return "bwrap", ""
     if sys.platform == "darwin":
+        from reasonix.permission.sandbox.seatbelt import SANDBOX_EXEC
+
         if os.path.exists(SANDBOX_EXEC):
             return "seatbelt", ""
         return "", f"{SANDBOX_EXEC} is missing"
@@ -151,6 +153,8 @@ def wrap_command(
     roots += default_cache_roots(env) if settings.cache_roots is None else settings.cache_roots
     clean = scrub_env(env)
     if backend == "bwrap":
+        from reasonix.permission.sandbox.bwrap import bwrap_argv
+
         wrapped = bwrap_argv(
             _which("bwrap", env) or "bwrap",
             argv,
@@ -163,6 +167,8 @@ def wrap_command(
         )
         clean["TMPDIR"] = "/tmp"
         return wrapped, clean
+    from reasonix.permission.sandbox.seatbelt import seatbelt_argv, seatbelt_profile
+
     tmp = settings.tmp_dir or Path(tempfile.mkdtemp(prefix="reasonix-sbx-"))
     profile = seatbelt_profile(
         workspace=settings.workspace,
