@@ -54,8 +54,7 @@ ALLOWED: frozenset[str] = frozenset(
     reasonix.agent.memory.wiring
     reasonix.agent.subagent reasonix.agent.subagent.profile reasonix.agent.subagent.skills
     reasonix.agent.subagent.spec reasonix.agent.subagent.tool_schemas
-    reasonix.command reasonix.command.api reasonix.command.args reasonix.command.custom
-    reasonix.command.registry
+    reasonix.command reasonix.command.frontmatter
     reasonix.permission reasonix.permission.approval reasonix.permission.bash
     reasonix.permission.bash.classify reasonix.permission.bash.lexer
     reasonix.permission.bash.model reasonix.permission.escape reasonix.permission.modes
@@ -69,7 +68,8 @@ ALLOWED: frozenset[str] = frozenset(
 # Never before the first request: the dataclasses machinery (and what it imports),
 # any tool implementation, MCP connections, the two-model coordinator, the spawn
 # code, the memory stores and BM25 (declared from data; recall looks for a fact file),
-# the bash classifier and the sandbox backends (the first bash call loads them).
+# the bash classifier and the sandbox backends (the first bash call loads them), the
+# command layer (skills need only the frontmatter reader).
 FORBIDDEN: frozenset[str] = frozenset(
     {
         "dataclasses",
@@ -90,6 +90,7 @@ FORBIDDEN: frozenset[str] = frozenset(
         "reasonix.agent.memory.tools",
         "reasonix.permission.bash.classify",
         "reasonix.permission.sandbox.bwrap",
+        "reasonix.command.registry",
     }
     | {
         f"reasonix.tool.builtin.{name}"

@@ -23,6 +23,7 @@ Tool calls whose arguments could never fit either are not run (see
 from __future__ import annotations
 
 from collections.abc import Callable, Generator, Iterator
+from typing import TYPE_CHECKING
 
 from reasonix.cancel import Cancel
 from reasonix.errors import (
@@ -50,13 +51,15 @@ from . import oversize
 from .budget import OutputBudget
 from .events import Done, Error, Event, Notice, StepStart, ToolEnd
 from .execute import EventApprover, run_in_worker
-from .hooks import HookRunner
 from .nudge import ProgressWatch
 from .ports import ContextLike, GateLike
 from .prompt import valid_text
 from .session import Session
 from .stream import StreamCancelled, stream_reply
 from .telemetry import Telemetry
+
+if TYPE_CHECKING:  # the hook runner exists only when hooks are configured
+    from .hooks import HookRunner
 
 __all__ = ["AUTO_MAX_STEPS", "Agent"]
 

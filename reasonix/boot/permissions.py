@@ -39,7 +39,7 @@ def build_gate(
 ) -> Any:
     """The permission gate; ``approver`` None means headless (Ask fails closed)."""
     from reasonix import permission
-    from reasonix.config import paths, tomledit
+    from reasonix.config import paths
 
     with naming_file(cfg, "permissions.allow"):
         policy = permission.Policy(
@@ -56,6 +56,8 @@ def build_gate(
         policy = policy.with_allow(extra)
 
     def persist(rule: str) -> None:  # D3: "always allow" goes to the project reasonix.toml
+        from reasonix.config import tomledit
+
         tomledit.append_to_array(workspace / "reasonix.toml", "permissions", "allow", rule)
 
     gate = permission.Gate(policy, approver, persist)
@@ -78,9 +80,11 @@ def scope_gate(roots: list[Path], workspace: Path, approver: EventApprover | Non
     ``approver`` None = headless: the gate refuses and names ``--add-dir``.
     """
     from reasonix import permission
-    from reasonix.config import paths, tomledit
+    from reasonix.config import paths
 
     def persist(directory: str) -> None:
+        from reasonix.config import tomledit
+
         tomledit.append_to_array(workspace / "reasonix.toml", "sandbox", "allow_write", directory)
 
     return permission.ScopeGate(

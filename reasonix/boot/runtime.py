@@ -18,9 +18,8 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from reasonix.agent.cachebreak import CacheBreak, cached_prompt_tokens, forecast
 from reasonix.agent.checkpoints import TurnRecorder
 from reasonix.agent.coordinator import Host
 from reasonix.agent.events import Runner
@@ -67,6 +66,9 @@ from .permissions import build_gate, escape_gate, tool_context
 from .plugins import start_plugins
 from .sessions import open_session
 from .subagents import attach_delegation, build_child_runtime, load_skills
+
+if TYPE_CHECKING:
+    from reasonix.agent.cachebreak import CacheBreak
 
 __all__ = ["Runtime", "build_runtime"]
 
@@ -299,6 +301,8 @@ class Runtime:
 
     def cache_break(self, reason: str, price: dict[str, Any] | None = None) -> CacheBreak:
         """The forecast of what ``reason`` would cost in lost prompt cache now."""
+        from reasonix.agent.cachebreak import cached_prompt_tokens, forecast
+
         ctx = self.agent.context
         estimate = int(ctx.estimate()) if ctx is not None else 0
         tokens = cached_prompt_tokens(self.agent.telemetry.per_request, estimate)
@@ -475,6 +479,8 @@ def build_runtime(options: RuntimeOptions) -> Runtime:
         ctx = runtime.context
         tokens = int(ctx.estimate()) if ctx is not None else 0
         if tokens:
+            from reasonix.agent.cachebreak import forecast
+
             runtime.cache_breaks.append(forecast("model", tokens, runtime.price))
     built.append(runtime)
     wiring.bind(runtime)

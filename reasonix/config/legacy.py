@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 from reasonix.config.schema import LEGACY_AGENT_KEYS, LEGACY_UPDATE_KEYS
-from reasonix.config.tomledit import remove_keys, remove_table, set_key
 
 __all__ = [
     "drop_legacy_context_keys",
@@ -32,6 +31,8 @@ def find_legacy_context_keys(data: dict[str, Any]) -> list[tuple[str, str]]:
 
 def drop_legacy_context_keys(path: Path, data: dict[str, Any]) -> list[str]:
     """Remove retired context keys from ``path``; returns the dotted keys removed."""
+    from reasonix.config.tomledit import remove_keys, remove_table  # only when there are some
+
     removed: list[str] = []
     for table, key in find_legacy_context_keys(data):
         dotted = f"{table}.{key}" if table else key
@@ -52,6 +53,8 @@ def save_setting(path: Path, table: str, key: str, value: Any) -> None:
     A save omits retired update-channel settings (DIST-6), so they disappear
     on the first write after an upgrade.
     """
+    from reasonix.config.tomledit import remove_keys, set_key
+
     set_key(path, table, key, value)
     by_table: dict[str, list[str]] = {}
     for t, k in LEGACY_UPDATE_KEYS:

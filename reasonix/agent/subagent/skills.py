@@ -23,7 +23,7 @@ import stat
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from reasonix.command.custom import FrontmatterError, parse
+from reasonix.command.frontmatter import FrontmatterError, parse
 from reasonix.lazy import Pattern, dataclass, field
 
 __all__ = [
