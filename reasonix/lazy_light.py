@@ -19,10 +19,19 @@ replaces the light methods with the real ones, which behave the same.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-__all__ = ["LightField", "LightInfo", "eq_fn", "hash_fn", "light_build", "repr_fn", "undo"]
+__all__ = [
+    "LightField",
+    "LightInfo",
+    "eq_fn",
+    "hash_fn",
+    "light_build",
+    "repr_fn",
+    "shared_methods",
+    "undo",
+]
 
 _LIGHT_OPTIONS = frozenset({"frozen", "eq", "repr", "init", "unsafe_hash", "slots"})
 _FIELD_KEYS = frozenset(
@@ -131,34 +140,49 @@ def light_build(
                 type.__delattr__(cls, name)
             else:
                 type.__setattr__(cls, name, default)
-    class_hash = own.get("__hash__", _NO_HASH)
-    explicit_hash = not (class_hash is _NO_HASH or (class_hash is None and "__eq__" in own))
-    eq = options.get("eq", True)
-    want = {
-        "__repr__": options.get("repr", True) and "__repr__" not in own,
-        "__eq__": eq and "__eq__" not in own,
-        "__match_args__": "__match_args__" not in own,
-    }
+    shared = shared_methods(own, options, fields)
+    if shared is None:  # dataclasses raises here: let it
+        undo(cls, info)
+        return None
+    match_args = "__match_args__" not in own
     if options.get("init", True) and "__init__" not in own:  # a hand-written one stays
         _install(cls, info, "__init__", _init_fn(cls, fields, frozen))
-    if want["__repr__"]:
-        _install(cls, info, "__repr__", repr_fn(tuple(f.name for f in fields if f.repr)))
-    if want["__eq__"]:
-        _install(cls, info, "__eq__", eq_fn(tuple(f.name for f in fields if f.compare)))
-    hashed = tuple(f.name for f in fields if (f.compare if f.hash is None else f.hash))
-    if options.get("unsafe_hash", False):
-        if explicit_hash:  # dataclasses raises here: let it
-            undo(cls, info)
-            return None
-        _install(cls, info, "__hash__", hash_fn(hashed))
-    elif eq and not explicit_hash:
-        _install(cls, info, "__hash__", hash_fn(hashed) if frozen else None)
-    if want["__match_args__"]:
+    for name, value in shared:
+        _install(cls, info, name, value)
+    if match_args:
         _install(cls, info, "__match_args__", tuple(f.name for f in fields if f.init))
     if frozen:
         _install(cls, info, "__setattr__", _frozen_fn(cls, names, "assign to"))
         _install(cls, info, "__delattr__", _frozen_fn(cls, names, "delete"))
     return info
+
+
+def shared_methods(
+    own: Mapping[str, Any], options: Mapping[str, Any], fields: Sequence[Any]
+) -> list[tuple[str, Any]] | None:
+    """The ``__repr__``, ``__eq__`` and ``__hash__`` dataclasses would add, as closures.
+
+    ``own`` is the class body as written (a method there wins), ``fields``
+    anything with ``name``, ``repr``, ``compare`` and ``hash``; the hash follows
+    dataclasses' table. None where dataclasses refuses (``unsafe_hash`` over a
+    hand-written ``__hash__``).
+    """
+    class_hash = own.get("__hash__", _NO_HASH)
+    explicit_hash = not (class_hash is _NO_HASH or (class_hash is None and "__eq__" in own))
+    eq = options.get("eq", True)
+    out: list[tuple[str, Any]] = []
+    if options.get("repr", True) and "__repr__" not in own:
+        out.append(("__repr__", repr_fn(tuple(f.name for f in fields if f.repr))))
+    if eq and "__eq__" not in own:
+        out.append(("__eq__", eq_fn(tuple(f.name for f in fields if f.compare))))
+    hashed = tuple(f.name for f in fields if (f.compare if f.hash is None else f.hash))
+    if options.get("unsafe_hash", False):
+        if explicit_hash:
+            return None
+        out.append(("__hash__", hash_fn(hashed)))
+    elif eq and not explicit_hash:
+        out.append(("__hash__", hash_fn(hashed) if options.get("frozen", False) else None))
+    return out
 
 
 def _install(cls: type, info: LightInfo, name: str, value: Any) -> None:

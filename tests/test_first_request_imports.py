@@ -40,7 +40,7 @@ ALLOWED: frozenset[str] = frozenset(
     reasonix.provider.openai.wire reasonix.provider.overflow reasonix.provider.probe
     reasonix.provider.sse reasonix.provider.types
     reasonix.tool reasonix.tool.base reasonix.tool.builtin reasonix.tool.builtin._catalog
-    reasonix.tool.children reasonix.tool.deferred reasonix.tool.paths reasonix.tool.ports
+    reasonix.tool.children reasonix.tool.paths reasonix.tool.ports
     reasonix.agent reasonix.agent.budget reasonix.agent.cachebreak reasonix.agent.checkpoints
     reasonix.agent.compaction reasonix.agent.context reasonix.agent.directives
     reasonix.agent.events reasonix.agent.execute reasonix.agent.hooks

@@ -226,7 +226,7 @@ def attach_delegation(
 def _deferred_tools(wiring: Wiring, names: list[str]) -> list[Any]:
     """The delegation tools as declarations; the spawn code loads when one is used."""
     from reasonix.agent.subagent.tool_schemas import DESCRIPTIONS, READ_ONLY, SCHEMAS
-    from reasonix.tool.deferred import DeferredTool
+    from reasonix.tool import DeferredTool
 
     def maker(name: str) -> Callable[[], Any]:
         def make() -> Any:

@@ -28,6 +28,7 @@ from .ports import ToolPorts
 __all__ = [
     "CONTENT_LIMIT_BYTES",
     "CatalogTool",
+    "DeferredTool",
     "Registry",
     "Tool",
     "ToolContext",
@@ -198,44 +199,38 @@ def register_catalog(entries: Mapping[str, Mapping[str, Any]]) -> None:
         _catalog.update(entries)
 
 
-class CatalogTool:
-    """A built-in known from its catalog entry; its module is imported on first use.
+class DeferredTool:
+    """A tool made by ``make()`` on first use; until then, only its declared surface."""
 
-    ``name``, ``description``, ``schema``, ``read_only`` and ``metadata`` come from
-    the entry (what the request and the permission gate read). ``execute`` and any
-    other attribute load the real tool: the entry's module is imported, registers
-    itself, and the registered factory makes the tool.
-    """
-
-    def __init__(self, name: str, entry: Mapping[str, Any]) -> None:
-        self.name = name
-        self.description: str = entry["description"]
-        self.schema: dict[str, Any] = canonicalize_schema(entry["parameters"])
-        self.read_only: bool = bool(entry["read_only"])
-        self.metadata: dict[str, Any] = dict(entry.get("metadata") or {})
-        self._module: str = entry["module"]
-        self._hint = bool(entry.get("reads_only"))  # the tool answers reads_only(args)
+    def __init__(
+        self,
+        name: str,
+        description: str,
+        schema: Mapping[str, Any],
+        make: Callable[[], Tool],
+        *,
+        read_only: bool = False,
+        metadata: Mapping[str, Any] | None = None,
+        hints: bool = False,
+    ) -> None:
+        self.name, self.description = name, description
+        self.schema: dict[str, Any] = canonicalize_schema(dict(schema))
+        self.read_only = read_only
+        self.metadata: dict[str, Any] = dict(metadata or {})
+        self._make = make
+        self._hints = hints  # the real tool answers reads_only(args)
         self._lock = threading.Lock()
         self._real: Tool | None = None
 
     def resolve(self) -> Tool:
-        """The real tool (its module imported on the first call)."""
+        """The real tool (made on the first call)."""
         with self._lock:
             if self._real is None:
-                import importlib  # only when a tool is first used
-
-                importlib.import_module(self._module)
-                with _builtin_lock:
-                    maker = _builtins.get(self.name)
-                if maker is None:
-                    raise LookupError(f"module {self._module} did not register {self.name!r}")
-                real = maker()
-                real.schema = canonicalize_schema(real.schema)  # as Registry.add does (D23)
-                self._real = real
+                self._real = self._make()
             return self._real
 
     def execute(self, args_json: str, ctx: ToolContext) -> ToolResult:
-        """Run the real tool; a module that cannot load becomes an error result."""
+        """Run the real tool; one that cannot be made becomes an error result."""
         try:
             tool = self.resolve()
         except Exception as err:  # noqa: BLE001 - a tool that cannot load must not crash the loop
@@ -245,10 +240,43 @@ class CatalogTool:
         return tool.execute(args_json, ctx)
 
     def __getattr__(self, attr: str) -> Any:
-        # only reached for what the entry does not carry
-        if attr.startswith("_") or (attr == "reads_only" and not self._hint):
+        # only reached for what the declaration does not carry
+        if attr.startswith("_") or (attr == "reads_only" and not self._hints):
             raise AttributeError(attr)
         return getattr(self.resolve(), attr)
+
+    def __repr__(self) -> str:
+        return f"DeferredTool({self.name!r})"
+
+
+class CatalogTool(DeferredTool):
+    """A built-in known from its catalog entry; its module is imported on first use.
+
+    ``name``, ``description``, ``schema``, ``read_only`` and ``metadata`` come from
+    the entry (what the request and the permission gate read). ``execute`` and any
+    other attribute load the real tool: the entry's module is imported, registers
+    itself, and the registered factory makes the tool.
+    """
+
+    def __init__(self, name: str, entry: Mapping[str, Any]) -> None:
+        self._module: str = entry["module"]
+        super().__init__(
+            name, entry["description"], entry["parameters"], self._load,
+            read_only=bool(entry["read_only"]), metadata=entry.get("metadata"),
+            hints=bool(entry.get("reads_only")),
+        )  # fmt: skip
+
+    def _load(self) -> Tool:
+        import importlib  # only when a tool is first used
+
+        importlib.import_module(self._module)
+        with _builtin_lock:
+            maker = _builtins.get(self.name)
+        if maker is None:
+            raise LookupError(f"module {self._module} did not register {self.name!r}")
+        real = maker()
+        real.schema = canonicalize_schema(real.schema)  # as Registry.add does (D23)
+        return real
 
     def __repr__(self) -> str:
         return f"CatalogTool({self.name!r}, module={self._module!r})"

@@ -172,7 +172,7 @@ def deferred_controller_tools(
     The declarations come from ``_catalog.py`` (generated from the live tools;
     ``make lint`` checks it), so the request is the same byte for byte.
     """
-    from reasonix.tool.deferred import DeferredTool
+    from reasonix.tool import DeferredTool
 
     made: dict[str, Tool] = {}
     lock = threading.Lock()
