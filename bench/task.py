@@ -6,8 +6,8 @@ same task: read a file, edit it, run its test with bash, answer. Per run we
 measure:
 
 * **first request** — from spawning the process to the fake receiving the
-  first model request (startup + config + setup cost; a metadata GET such as
-  a local server's window probe does not count);
+  first model request (startup + config + setup cost; a local server's
+  window probe, GETs and Ollama's ``POST /api/show``, does not count);
 * **overhead** — whole wall time minus the time the fake spent answering
   (what the agent itself costs, tools included);
 * **peak RSS** — ``ru_maxrss`` of the process from ``wait4``.
@@ -57,6 +57,11 @@ def script() -> list[Turn]:
     ]
 
 
+def _is_chat(path: str) -> bool:
+    """A model request (not a local server's window probe such as Ollama's POST /api/show)."""
+    return path.split("?", 1)[0].rstrip("/").endswith(("/chat/completions", "/messages", "/responses"))
+
+
 class TimedServer:
     """A FakeServer that also records when requests arrive and how long answers take."""
 
@@ -69,8 +74,8 @@ class TimedServer:
 
         def handle(h: Any) -> None:
             start = time.monotonic()
-            with self.lock:  # the first model request; a window probe's GET is no request
-                if not self.first_at and h.command == "POST":
+            with self.lock:  # the first model request; a window probe's GET or POST is none
+                if not self.first_at and h.command == "POST" and _is_chat(h.path):
                     self.first_at = start
             try:
                 inner(h)

@@ -9,10 +9,16 @@ system config, so no hook, filter or line-ending rule touches the content.
 A per-project log (``log.jsonl``, append-only) records, per session and turn,
 where the turn's messages start in the transcript and its snapshots.
 
-Read-only turns cost nothing: no snapshot is taken until something may write.
-A snapshot runs as few git processes as it can: ``ls-files`` (what changed),
-``add`` + ``write-tree`` only when something did, and the commit object and
-its ref are written directly (the same bytes ``commit-tree`` writes).
+A turn that only talks costs nothing. Git works off the critical path: from
+a turn's first tool call its "before" tree is prepared on a background
+thread (no tool of the turn has written yet, so it is the state the turn
+started from) and is recorded only when a write comes; after each round of
+tools of a turn that wrote, the "after" tree is prepared the same way while
+the model is asked what next, and used when that answer ends the turn. A
+snapshot runs as few git processes as it can: ``ls-files`` (what changed),
+``add`` + ``write-tree`` only when something did; the repository skeleton,
+the commit object and its ref are written directly (the same bytes
+``init`` and ``commit-tree`` write).
 """
 
 from __future__ import annotations
@@ -105,17 +111,27 @@ class CheckpointStore:
         if (self.git_dir / "HEAD").is_file():
             return
         self.root.mkdir(parents=True, exist_ok=True)
-        # GIT_DIR names where it goes; no template: sample hooks and the rest are not needed
-        self.git("init", "-q", "--template=", work_tree=False)
         # The agent's own state must never be snapshotted, even when it lives in the project.
         excludes = [".git/", ".reasonix-checkpoints/"]
         with contextlib.suppress(ValueError):
             excludes.append("/" + str(state_dir().resolve().relative_to(self.workspace)) + "/")
-        (self.git_dir / "info").mkdir(exist_ok=True)
-        (self.git_dir / "info" / "exclude").write_text("\n".join(excludes) + "\n")
+        try:
+            _init_repository(self.git_dir, "\n".join(excludes) + "\n")
+        except OSError as exc:
+            raise SessionError(f"checkpoint: could not create the repository: {exc}") from None
 
     def snapshot(self, message: str) -> tuple[str, list[str]]:
         """Commit the workspace as it is now; returns (commit id, files left out as too big)."""
+        tree, too_big = self.tree()
+        return self.commit(tree, message), too_big
+
+    def commit(self, tree: str, message: str) -> str:
+        """Record ``tree`` (from :meth:`tree`) as the latest snapshot; returns the commit id."""
+        with self._lock:
+            return self._commit(tree, message)
+
+    def tree(self) -> tuple[str, list[str]]:
+        """The workspace as it is now, stored as a tree; returns (tree id, files too big)."""
         with self._lock:
             self._ensure()
             listed = self.git("ls-files", "-z", "--others", "--modified", "--exclude-standard")
@@ -136,8 +152,7 @@ class CheckpointStore:
                 tree = self.git("write-tree").decode().strip()
                 index = self._index_id()
                 self._tree = (index, tree) if index else None
-            commit = self._commit(tree, message)
-            return commit, too_big
+            return tree, too_big
 
     def _index_id(self) -> tuple[object, ...]:
         """The index file's identity: git replaces the file whenever it writes it, and its
@@ -229,6 +244,22 @@ def _stamp(now: float) -> str:
     return f"{int(now)} {sign}{hours:02d}{minutes:02d}"
 
 
+_CONFIG = "[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = false\n"
+
+
+def _init_repository(git_dir: Path, excludes: str) -> None:
+    """The files ``git init --template=`` makes (SHA-1, loose refs), plus ``info/exclude``.
+
+    Written directly: a git process here cost more than the rest of a first
+    snapshot. ``HEAD`` is written last, so a half-made repository is made again.
+    """
+    for sub in ("objects/info", "objects/pack", "refs/heads", "refs/tags", "info"):
+        (git_dir / sub).mkdir(parents=True, exist_ok=True)
+    (git_dir / "config").write_text(_CONFIG)
+    (git_dir / "info" / "exclude").write_text(excludes)
+    (git_dir / "HEAD").write_text("ref: refs/heads/master\n")
+
+
 def _write_object(git_dir: Path, kind: bytes, body: bytes) -> str:
     """Store a loose object the way git does (zlib, read-only, renamed into place)."""
     import hashlib  # only when a snapshot is written
@@ -291,13 +322,47 @@ def _turns(recs: list[dict[str, Any]], session: str, depth: int) -> list[Turn]:
     return inherited + [own[k] for k in sorted(own)]
 
 
+class _Ahead:
+    """A tree prepared on a background thread (:meth:`CheckpointStore.tree`)."""
+
+    def __init__(self, store: CheckpointStore) -> None:
+        self.result: tuple[str, list[str]] | None = None
+        self.error: Exception | None = None
+        self.thread = threading.Thread(
+            target=self._run, args=(store,), name="reasonix-checkpoint", daemon=True
+        )
+        self.thread.start()
+
+    def _run(self, store: CheckpointStore) -> None:
+        try:
+            self.result = store.tree()
+        except (SessionError, OSError) as exc:
+            self.error = exc
+
+    def take(self) -> tuple[str, list[str]]:
+        """Wait for the tree; raises what preparing it raised."""
+        self.thread.join()
+        if self.error is not None:
+            raise self.error
+        assert self.result is not None
+        return self.result
+
+
 class TurnRecorder:
-    """The agent's side: mark each turn, snapshot before its first write and at its end."""
+    """The agent's side: mark each turn, snapshot before its first write and at its end.
+
+    The trees are prepared ahead on a background thread (see the module
+    docstring): :meth:`tools_starting` before each round of tool calls,
+    :meth:`tools_done` after it. A write (:meth:`before_write`) waits for the
+    "before" tree and throws away an "after" tree prepared before it.
+    """
 
     def __init__(self, store: CheckpointStore) -> None:
         self.store = store
         self._turn: Turn | None = None
         self._last: tuple[str, int] = ("", 0)  # (session, number) of the turn begun last
+        self._before: _Ahead | None = None  # the state the turn started from, being stored
+        self._after: _Ahead | None = None  # the state after the last round of tools
         self.notices: list[str] = []
 
     def begin(self, session: str, records: int, title: str) -> None:
@@ -307,17 +372,37 @@ class TurnRecorder:
         last_session, last = self._last
         number = last + 1 if last_session == session else len(self.store.turns(session)) + 1
         self._turn = Turn(session, number, records, title[:120], time.time())
+        self._before = self._after = None
         rec = {"type": "turn", "session": session, "turn": number, "records": records}
         self.store.append({**rec, "title": title[:120], "time": time.time()})
         self._last = (session, number)
 
+    def tools_starting(self) -> None:
+        """A round of tool calls is about to run: prepare the "before" tree, once per turn."""
+        turn = self._turn
+        if turn is not None and not turn.before and self._before is None:
+            self._before = _Ahead(self.store)
+
+    def tools_done(self) -> None:
+        """A round of tools ended: in a turn that wrote, prepare its "after" tree."""
+        turn = self._turn
+        if turn is not None and turn.before and turn.before != "-":
+            self._after = _Ahead(self.store)
+
+    def outside_change(self) -> None:
+        """Files may change outside a tool (a Stop hook): an "after" tree made before is stale."""
+        self._after = None
+
     def before_write(self) -> None:
         """A tool that may change files is about to run: snapshot once per turn."""
+        self._after = None  # whatever it prepared, this write comes after it
         turn = self._turn
         if turn is None or turn.before:
             return
+        ahead, self._before = self._before, None
         try:
-            turn.before, turn.too_big = self.store.snapshot(f"before turn {turn.number}")
+            tree, turn.too_big = ahead.take() if ahead is not None else self.store.tree()
+            turn.before = self.store.commit(tree, f"before turn {turn.number}")
         except (SessionError, OSError) as exc:
             turn.before = "-"  # do not retry on every call of this turn
             self.notices.append(f"checkpoint skipped: {exc}")
@@ -332,10 +417,14 @@ class TurnRecorder:
     def end(self) -> None:
         """The turn ended: snapshot again when it wrote anything."""
         turn, self._turn = self._turn, None
+        unused, ahead, self._after, self._before = self._before, self._after, None, None
+        if unused is not None:  # a turn that never wrote: no git may outlive the turn
+            unused.thread.join()
         if turn is None or not turn.before or turn.before == "-":
             return
         try:
-            after, _ = self.store.snapshot(f"after turn {turn.number}")
+            tree, _ = ahead.take() if ahead is not None else self.store.tree()
+            after = self.store.commit(tree, f"after turn {turn.number}")
         except (SessionError, OSError) as exc:
             self.notices.append(f"checkpoint after the turn skipped: {exc}")
             return

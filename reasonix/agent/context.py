@@ -377,11 +377,13 @@ class ContextManager:
     def _surely_below(self, messages: Sequence[Message], limit: int) -> bool:
         """True when even the cheap upper bound of the estimate is under ``limit``.
 
-        Only before the first usage report: the estimate is ``ratio × raw`` then,
-        which the bound covers; an anchored estimate is cheap to make anyway.
+        Before the first usage report the estimate is ``ratio × raw``, which
+        the bound covers; after it, the counter bounds a request that extends
+        the reported one (and the ratio, a walk of the whole request, can wait).
         """
         if self.counter.anchored:
-            return False
+            bound = self.counter.upper_bound(messages)
+            return bound is not None and bound < limit
         if self._fixed_bound is None:
             self._fixed_bound = upper_bound_request(self.system, self.tools)
         bound = self._fixed_bound + sum(upper_bound_message(m) for m in messages)

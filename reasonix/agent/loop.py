@@ -230,6 +230,9 @@ class Agent:
         """Stop: None to end the turn, or the reason a hook gave for going on."""
         if self.hooks is None or not self.hooks.has("Stop"):
             return None
+        recorder = self.tool_ctx.extra.get("checkpoints")
+        if recorder is not None:  # a Stop hook may change files: the turn ends after it
+            recorder.outside_change()
         got = self.hooks.run("Stop", {"stop_hook_active": active})
         for note in got.notices:
             yield Notice("hook", note)
@@ -330,9 +333,11 @@ class Agent:
         """
         window = getattr(self.context, "window", None)
         limit = window.limit if window is not None else 0
-        ratio = getattr(getattr(self.context, "counter", None), "ratio", 1.0)
         refused: dict[int, str] = {}
         calls = list(reply.tool_calls)
+        if all(len(call.arguments) < oversize.SMALL_ARGUMENTS for call in calls):
+            return reply, refused  # the common case: the ratio (a walk of the request) can wait
+        ratio = getattr(getattr(self.context, "counter", None), "ratio", 1.0)
         for i, call in enumerate(calls):
             tokens = oversize.call_too_large(call, limit, ratio)
             if tokens:
@@ -355,10 +360,15 @@ class Agent:
             yield ToolEnd(calls[i].id, calls[i].name, text, True, 0.0)
         runnable = [c for i, c in enumerate(calls) if i not in refused]
         ran: list[ToolResult] = []
+        recorder = self.tool_ctx.extra.get("checkpoints")
         if runnable:
+            if recorder is not None:  # /rewind: the turn's "before" tree, made meanwhile
+                recorder.tools_starting()
             ran = yield from run_in_worker(
                 runnable, self.registry, self.gate, self.tool_ctx, cancel, self.approver
             )
+            if recorder is not None:  # and its "after" tree, while the model is asked
+                recorder.tools_done()
         done = iter(ran)
         results = [
             ToolResult.error(refused[i]) if i in refused else next(done) for i in range(len(calls))

@@ -31,6 +31,7 @@ from reasonix.provider.types import Message, Role, ToolCall
 __all__ = [
     "CUT_MARKER",
     "MIN_SUMMARY_INPUT",
+    "SMALL_ARGUMENTS",
     "UNBOUNDED_TOKENS",
     "Fitted",
     "admission_limit",
@@ -78,9 +79,12 @@ def too_large_text(*, message_tokens: int, fixed_tokens: int, window: int, sent:
     )
 
 
+SMALL_ARGUMENTS = 1024  # characters; arguments shorter than this are never refused
+
+
 def call_too_large(call: ToolCall, window: int, ratio: float) -> int:
     """The argument size in tokens when it takes more than half the window, else 0."""
-    if len(call.arguments) < 1024:  # the common case, without estimating
+    if len(call.arguments) < SMALL_ARGUMENTS:  # the common case, without estimating
         return 0
     tokens = math.ceil(ratio * estimate_large(call.arguments))
     limit = window // 2 if window > 0 else UNBOUNDED_TOKENS

@@ -215,7 +215,10 @@ class _Anchor:
 
     messages: tuple[Message, ...]  # the sent message objects, in order (kept alive)
     reported: int  # provider's prompt tokens for the whole request
-    raw: int  # our raw estimate of the same request
+
+
+_MAX_RATIO = 4.0  # the correction factor is clamped to [1/4, 4]
+_MIN_RATIO = 0.25
 
 
 class TokenCounter:
@@ -226,9 +229,15 @@ class TokenCounter:
     later request whose messages begin with those same objects is estimated
     as ``reported + ratio × raw(new messages)`` where ``ratio`` is the
     reported/raw ratio of the anchor; any other request as ``ratio × raw``.
-    Identity (not equality) of message objects is deliberate: a projection
-    rewrite builds new objects, so a stale anchor can never be mistaken for
-    the prefix of a rewritten request.
+    The prefix test is by identity first and equality second: a projection
+    rewrite builds new objects with new content, so a stale anchor can never
+    be mistaken for the prefix of a rewritten request, while the user message
+    a request carried and the same message read back from the transcript
+    (equal, not identical) still count as the prefix they are.
+
+    The raw estimate behind a report (a walk of the whole request, tool
+    schemas included) is made only when the ratio is first needed: while
+    :meth:`upper_bound` shows a request is far from any limit, nobody is.
     """
 
     def __init__(self) -> None:
@@ -236,11 +245,15 @@ class TokenCounter:
         # the last request noted: its messages and what the raw estimate is made of
         self._pending: tuple[tuple[Message, ...], str, tuple[ToolSchema, ...]] | None = None
         self._anchor: _Anchor | None = None
+        # a report whose raw estimate (and so the ratio) is not made yet
+        self._unsettled: tuple[tuple[Message, ...], str, tuple[ToolSchema, ...], int] | None
+        self._unsettled = None
         self._ratio = 1.0
 
     @property
     def ratio(self) -> float:
         """Current reported/raw correction factor (1.0 until a report arrives)."""
+        self._settle()
         return self._ratio
 
     def note_sent(
@@ -248,8 +261,8 @@ class TokenCounter:
     ) -> None:
         """Remember the request about to be sent so a later report can anchor it.
 
-        Its raw estimate is made when the report arrives (:meth:`observe`), not
-        here: the request leaves without waiting for a count only the reply needs.
+        Its raw estimate is not made here: the request leaves without waiting
+        for a count only the reply needs (and perhaps nobody, see the class).
         """
         with self._lock:
             self._pending = (tuple(messages), system, tuple(tools))
@@ -260,13 +273,25 @@ class TokenCounter:
             if self._pending is None or prompt_tokens <= 0:
                 return
             sent, system, tools = self._pending
+            self._anchor = _Anchor(sent, prompt_tokens)
+            self._unsettled = (sent, system, tools, prompt_tokens)
+
+    def _settle(self) -> None:
+        """Make the raw estimate of the last report and update the ratio from it."""
+        with self._lock:
+            job = self._unsettled
+        if job is None:
+            return
+        sent, system, tools, reported = job
         raw = estimate_request(system, sent, tools)  # outside the lock: it may take a while
         with self._lock:
-            self._anchor = _Anchor(sent, prompt_tokens, raw)
+            if self._unsettled is not job:
+                return  # a newer report (settled by whoever asks next) or a bump came first
+            self._unsettled = None
             if raw > 0:
                 # Clamp: one odd report (e.g. a vendor counting cached tokens
                 # separately) must not make the estimator absurd.
-                self._ratio = min(4.0, max(0.25, prompt_tokens / raw))
+                self._ratio = min(_MAX_RATIO, max(_MIN_RATIO, reported / raw))
 
     @property
     def anchored(self) -> bool:
@@ -276,19 +301,41 @@ class TokenCounter:
 
     def bump_ratio(self, minimum: float) -> None:
         """Raise the ratio to at least ``minimum`` (after an overflow the estimate was too low)."""
+        self._settle()
         with self._lock:
-            self._ratio = min(4.0, max(self._ratio, minimum))
+            self._ratio = min(_MAX_RATIO, max(self._ratio, minimum))
             self._anchor = None
+            self._unsettled = None
+
+    def upper_bound(self, messages: Sequence[Message]) -> int | None:
+        """A bound :meth:`estimate` never exceeds for ``messages``, without a text walk.
+
+        Only for a request that extends the anchored one (else None): the
+        reported count plus the new messages' bound at the largest ratio.
+        """
+        with self._lock:
+            anchor = self._anchor
+        if anchor is None or not _extends(messages, anchor.messages):
+            return None
+        tail = messages[len(anchor.messages) :]
+        return anchor.reported + math.ceil(_MAX_RATIO * sum(upper_bound_message(m) for m in tail))
 
     def estimate(
         self, system: str, messages: Sequence[Message], tools: Sequence[ToolSchema]
     ) -> int:
         """Calibrated token estimate of a request."""
+        self._settle()
         with self._lock:
             anchor, ratio = self._anchor, self._ratio
-        if anchor is not None and len(messages) >= len(anchor.messages):
-            n = len(anchor.messages)
-            if all(a is b for a, b in zip(anchor.messages, messages[:n], strict=True)):
-                tail = messages[n:]
-                return anchor.reported + math.ceil(ratio * estimate_messages(tail))
+        if anchor is not None and _extends(messages, anchor.messages):
+            tail = messages[len(anchor.messages) :]
+            return anchor.reported + math.ceil(ratio * estimate_messages(tail))
         return math.ceil(ratio * estimate_request(system, messages, tools))
+
+
+def _extends(messages: Sequence[Message], prefix: tuple[Message, ...]) -> bool:
+    """True when ``messages`` begins with ``prefix`` (the same objects, or equal ones)."""
+    n = len(prefix)
+    if len(messages) < n:
+        return False
+    return all(a is b or a == b for a, b in zip(prefix, messages[:n], strict=True))

@@ -175,6 +175,7 @@ def tool_context(
         cfg.sandbox.network,
         # the agent's own state and config stay read-only even inside a write root
         read_only=[paths.state_dir(), paths.home_dir()],
+        remember=paths.cache_dir() / "sandbox",
     )
     return ToolContext(
         workspace=workspace,

@@ -21,6 +21,11 @@ reaches end-of-file — Reasonix is gone, however it died — it SIGKILLs every
 group whose leader is still the process it was told about (the leader's
 start time guards against a reused pid), then exits.
 
+A child that takes its own descendants down needs neither: bubblewrap started
+with ``--die-with-parent --unshare-pid`` (the bash sandbox) arms the
+parent-death signal itself, and its pid namespace ends with it, taking every
+process inside along. Such a child is only started from the spawner thread.
+
 The tool layer owns this because bash lives here; the plugin layer may import it.
 """
 
@@ -159,6 +164,15 @@ def _in_spawner(make: Callable[[], subprocess.Popen[Any]]) -> subprocess.Popen[A
     return proc
 
 
+def _contained(argv: list[str]) -> bool:
+    """True for bubblewrap told to die with its parent and to end its pid namespace
+    with it (options before ``--`` only: what follows is the command it runs)."""
+    if not argv or os.path.basename(argv[0]) != "bwrap":
+        return False
+    options = argv[1 : argv.index("--")] if "--" in argv else argv[1:]
+    return "--die-with-parent" in options and "--unshare-pid" in options
+
+
 def popen(argv: list[str], **kwargs: Any) -> subprocess.Popen[Any]:
     """``subprocess.Popen(argv, **kwargs)`` in a new session that dies with Reasonix.
 
@@ -169,6 +183,8 @@ def popen(argv: list[str], **kwargs: Any) -> subprocess.Popen[Any]:
         flags = kwargs.pop("creationflags", 0) | getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0)
         return subprocess.Popen(argv, creationflags=flags, **kwargs)
     kwargs["start_new_session"] = True
+    if sys.platform.startswith("linux") and _contained(argv):
+        return _in_spawner(lambda: subprocess.Popen(argv, **kwargs))
     prctl = _load_prctl() if sys.platform.startswith("linux") else None
     if prctl is None:
         return subprocess.Popen(argv, **kwargs)

@@ -6,6 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from reasonix.agent.tokens import (
+    TokenCounter,
     estimate_message,
     estimate_request,
     estimate_text,
@@ -67,3 +68,39 @@ def test_the_message_bound_holds(
         reasoning=reasoning,
     )
     assert estimate_message(msg) <= upper_bound_message(msg)
+
+
+@settings(max_examples=150)
+@given(
+    st.lists(st.text(alphabet=_ALPHABET, max_size=200), min_size=1, max_size=4),
+    st.lists(st.text(alphabet=_ALPHABET, max_size=300), max_size=4),
+    st.integers(min_value=1, max_value=50_000),
+)
+def test_the_anchored_bound_holds_at_any_ratio(
+    sent_texts: list[str], tail_texts: list[str], reported: int
+) -> None:
+    """After a usage report, the counter's bound of an extending request is never
+    below its estimate, whatever ratio the report implies."""
+    counter = TokenCounter()
+    sent = [Message(Role.USER, t) for t in sent_texts]
+    counter.note_sent("system", sent, [])
+    counter.observe(reported)
+    request = [*sent, *(Message(Role.TOOL, t, tool_call_id="c") for t in tail_texts)]
+    bound = counter.upper_bound(request)
+    assert bound is not None
+    assert counter.estimate("system", request, []) <= bound
+
+
+def test_a_message_read_back_equal_still_extends_the_anchor() -> None:
+    """The user message a request carried comes back from the transcript as an equal
+    copy: the next request still counts from the report, not from scratch."""
+    counter = TokenCounter()
+    sent = [Message(Role.USER, "fix add() in calc.py")]
+    counter.note_sent("system prompt " * 50, sent, [])
+    counter.observe(7)  # far below any raw estimate of that system prompt
+    again = [Message(Role.USER, "fix add() in calc.py"), Message(Role.ASSISTANT, "done")]
+    assert again[0] is not sent[0]
+    assert counter.upper_bound(again) is not None
+    estimate = counter.estimate("system prompt " * 50, again, [])
+    assert estimate < estimate_request("system prompt " * 50, again, [])
+    assert counter.upper_bound([Message(Role.USER, "another question")]) is None

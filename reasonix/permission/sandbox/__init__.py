@@ -60,6 +60,8 @@ class SandboxSettings:
     read_only: list[Path] = field(default_factory=list)
     # False: the workspace stays read-only and only write_roots are writable (SUB-14)
     bind_workspace: bool = True
+    # where a working backend is remembered between runs (bwrap.probe); None: probe each run
+    remember: Path | None = None
 
 
 def tools_under_tmp(env: dict[str, str]) -> list[Path]:
@@ -113,7 +115,7 @@ def backend_status(settings: SandboxSettings, env: dict[str, str]) -> tuple[str,
         bwrap = _which("bwrap", env)
         if bwrap is None:
             return "", "bubblewrap (bwrap) is not installed or not on PATH"
-        problem = probe(bwrap, settings.network)
+        problem = probe(bwrap, settings.network, settings.remember)
         if problem:
             return "", f"bubblewrap cannot create a sandbox here: {problem}"
         return "bwrap", ""

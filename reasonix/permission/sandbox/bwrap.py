@@ -26,15 +26,27 @@ _probe_lock = threading.Lock()
 _probe_cache: dict[tuple[str, bool], str] = {}
 
 
-def probe(bwrap: str, network: bool) -> str:
+def probe(bwrap: str, network: bool, remember: Path | None = None) -> str:
     """Run ``bwrap --ro-bind / / true`` once per (binary, network) and cache the answer.
 
     Returns "" when bubblewrap works, else the reason (user namespaces disabled …).
+    With ``remember`` (a directory), a working bubblewrap is also remembered
+    there until the machine reboots or the binary changes, so later runs skip
+    the probe. Only success is remembered: should the jail fail after all,
+    every sandboxed command fails with bubblewrap's own error (closed, never
+    unsandboxed) and a failure is probed afresh by the next run.
     """
     key = (bwrap, network)
     with _probe_lock:
         if key in _probe_cache:
             return _probe_cache[key]
+        stamp = _stamp(bwrap, network) if remember is not None else ""
+        note = (
+            remember / ("bwrap-works" if network else "bwrap-works-offline") if remember else None
+        )
+        if note is not None and stamp and _read(note) == stamp:
+            _probe_cache[key] = ""
+            return ""
         cmd = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
         if not network:
             cmd.append("--unshare-net")
@@ -47,7 +59,40 @@ def probe(bwrap: str, network: bool) -> str:
         except (OSError, subprocess.SubprocessError) as exc:
             reason = str(exc)
         _probe_cache[key] = reason
+        if note is not None and stamp and not reason:
+            _write(note, stamp)
         return reason
+
+
+def _stamp(bwrap: str, network: bool) -> str:
+    """What a remembered answer holds for: this boot, this binary, this user; "" if unknown."""
+    try:
+        with open("/proc/sys/kernel/random/boot_id", encoding="ascii") as fh:
+            boot = fh.read().strip()
+        st = os.stat(bwrap)
+    except OSError:
+        return ""
+    return f"{boot} {os.getuid()} {network} {st.st_ino} {st.st_size} {st.st_mtime_ns} {bwrap}\n"
+
+
+def _read(path: Path) -> str:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return fh.read(4096)
+    except (OSError, ValueError):
+        return ""
+
+
+def _write(path: Path, text: str) -> None:
+    """Best effort: a cache that cannot be written only costs the next run a probe."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}")
+        with open(tmp, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except OSError:
+        pass
 
 
 def _real(path: Path | str) -> str:

@@ -1,0 +1,103 @@
+"""Checkpoint trees prepared ahead on a background thread record what a turn did, exactly."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from reasonix.agent.checkpoints import CheckpointStore, TurnRecorder
+
+
+def _workspace(tmp_path: Path) -> Path:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "a.txt").write_text("start\n")
+    return ws
+
+
+def _turn(store: CheckpointStore, number: int = 1) -> tuple[str, str]:
+    turn = store.turns("s")[number - 1]
+    return turn.before, turn.after
+
+
+def test_the_before_tree_is_the_state_the_tools_found(tmp_path: Path) -> None:
+    ws = _workspace(tmp_path)
+    store = CheckpointStore(ws)
+    rec = TurnRecorder(store)
+    rec.begin("s", 0, "edit a")
+    rec.tools_starting()  # a round of reads first: the tree is prepared meanwhile
+    rec.tools_done()
+    rec.tools_starting()
+    rec.before_write()
+    (ws / "a.txt").write_text("edited\n")
+    rec.tools_done()
+    rec.end()
+    before, after = _turn(store)
+    assert store.content(before, "a.txt") == b"start\n"
+    assert store.content(after, "a.txt") == b"edited\n"
+
+
+def test_a_write_after_the_after_tree_was_prepared_is_in_the_after_snapshot(
+    tmp_path: Path,
+) -> None:
+    ws = _workspace(tmp_path)
+    store = CheckpointStore(ws)
+    rec = TurnRecorder(store)
+    rec.begin("s", 0, "two rounds of edits")
+    rec.tools_starting()
+    rec.before_write()
+    (ws / "a.txt").write_text("round one\n")
+    rec.tools_done()  # an "after" tree of round one is being made ...
+    rec.tools_starting()
+    rec.before_write()  # ... and round two writes again: it is stale now
+    (ws / "b.txt").write_text("round two\n")
+    rec.tools_done()
+    rec.end()
+    before, after = _turn(store)
+    assert store.changed(before, after) == ["a.txt", "b.txt"]
+    assert store.content(after, "a.txt") == b"round one\n"
+
+
+def test_a_change_outside_the_tools_before_the_end_is_kept(tmp_path: Path) -> None:
+    """A Stop hook may run a formatter after the last tool: the turn ends after it."""
+    ws = _workspace(tmp_path)
+    store = CheckpointStore(ws)
+    rec = TurnRecorder(store)
+    rec.begin("s", 0, "edit and format")
+    rec.tools_starting()
+    rec.before_write()
+    (ws / "a.txt").write_text("edited\n")
+    rec.tools_done()
+    rec.outside_change()
+    (ws / "a.txt").write_text("edited and formatted\n")
+    rec.end()
+    _, after = _turn(store)
+    assert store.content(after, "a.txt") == b"edited and formatted\n"
+
+
+def test_a_turn_of_reads_records_no_snapshot(tmp_path: Path) -> None:
+    ws = _workspace(tmp_path)
+    store = CheckpointStore(ws)
+    rec = TurnRecorder(store)
+    rec.begin("s", 0, "look around")
+    rec.tools_starting()
+    rec.tools_done()
+    rec.end()
+    assert _turn(store) == ("", "")
+    assert not [r for r in store.records() if r["type"] in ("before", "after")]
+
+
+def test_the_repository_made_without_git_init_is_one_git_accepts(tmp_path: Path) -> None:
+    ws = _workspace(tmp_path)
+    store = CheckpointStore(ws)
+    commit, _ = store.snapshot("t")
+    git = ["git", "--git-dir", str(store.git_dir)]
+    fmt = subprocess.run([*git, "rev-parse", "--show-object-format"], capture_output=True,
+                         text=True, check=True).stdout.strip()  # fmt: skip
+    assert fmt == "sha1"
+    subprocess.run([*git, "fsck", "--strict", "--no-dangling"], capture_output=True, check=True)
+    log = subprocess.run([*git, "log", "--format=%s", "refs/reasonix/latest"],
+                         capture_output=True, text=True, check=True).stdout  # fmt: skip
+    assert log == "t\n" and len(commit) == 40
+    excluded = (store.git_dir / "info" / "exclude").read_text().splitlines()
+    assert ".git/" in excluded
