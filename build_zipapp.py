@@ -105,6 +105,14 @@ else:
 if sys.version_info < (3, 11):
     # tomllib arrived in 3.11; the archive carries tomli for 3.10 only.
     sys.path.insert(1, os.path.join(_root, "_vendor"))
+if _root != _archive:
+    # Unpacked: the byte-code of what runs is kept in one file beside it (see the module).
+    try:
+        from reasonix._codecache import install
+
+        install(_root)
+    except Exception:  # noqa: BLE001 - only an optimisation
+        pass
 
 from reasonix.__main__ import _main
 

@@ -59,7 +59,9 @@ def script() -> list[Turn]:
 
 def _is_chat(path: str) -> bool:
     """A model request (not a local server's window probe such as Ollama's POST /api/show)."""
-    return path.split("?", 1)[0].rstrip("/").endswith(("/chat/completions", "/messages", "/responses"))
+    return (
+        path.split("?", 1)[0].rstrip("/").endswith(("/chat/completions", "/messages", "/responses"))
+    )
 
 
 class TimedServer:

@@ -34,7 +34,7 @@ ALLOWED: frozenset[str] = frozenset(
     reasonix.config.hooks reasonix.config.layers reasonix.config.legacy reasonix.config.loader
     reasonix.config.mcp reasonix.config.model reasonix.config.paths reasonix.config.presets
     reasonix.config.providers reasonix.config.safe_read reasonix.config.schema
-    reasonix.config.tomledit reasonix.config.tomlparse
+    reasonix.config.tomledit reasonix.config.tomlparse reasonix.config.tomlsimple
     reasonix.provider reasonix.provider.base reasonix.provider.budget reasonix.provider.http
     reasonix.provider.netio reasonix.provider.openai reasonix.provider.openai.fold
     reasonix.provider.openai.wire reasonix.provider.overflow reasonix.provider.probe
@@ -69,9 +69,12 @@ ALLOWED: frozenset[str] = frozenset(
 # any tool implementation, MCP connections, the two-model coordinator, the spawn
 # code, the memory stores and BM25 (declared from data; recall looks for a fact file),
 # the bash classifier and the sandbox backends (the first bash call loads them), the
-# command layer (skills need only the frontmatter reader).
+# command layer (skills need only the frontmatter reader), the TOML library (the
+# config here is plain TOML).
 FORBIDDEN: frozenset[str] = frozenset(
     {
+        "tomllib",  # a plain config is read without it (config.tomlsimple)
+        "tomli",
         "dataclasses",
         "inspect",
         "ast",

@@ -211,11 +211,12 @@ class ContextManager:
     def _check_fits(self, message: Message, *, sent: bool) -> None:
         limit = self.window.limit
         ratio = self.counter.ratio
-        size = math.ceil(ratio * _message_size(message))
         if self._fixed_bound is None:  # the system prompt and tools never change in a session
             self._fixed_bound = upper_bound_request(self.system, self.tools)
-        if math.ceil(ratio * self._fixed_bound) + size < oversize.admission_limit(limit):
-            return  # fits even at the bound: the exact estimate (a walk of every schema) can wait
+        bound = math.ceil(ratio * self._fixed_bound) + math.ceil(ratio * _message_bound(message))
+        if bound < oversize.admission_limit(limit):
+            return  # fits even at the bound: the exact estimates (a walk of every text) can wait
+        size = math.ceil(ratio * _message_size(message))
         fixed = math.ceil(ratio * estimate_request(self.system, [], self.tools))
         if fixed + size >= oversize.admission_limit(limit):
             text = oversize.too_large_text(
@@ -543,6 +544,16 @@ class ContextManager:
         if not text:
             raise _SummaryFailed("failed", "summary was empty", True)
         return text
+
+
+def _message_bound(message: Message) -> int:
+    """A bound :func:`_message_size` never exceeds, without a text walk.
+
+    A sampled estimate of a huge text may pass the exact bound by at most
+    ``len / 4096`` (two tokens per 8 KiB sample): that much is added.
+    """
+    texts = [message.content, *(c.arguments for c in message.tool_calls)]
+    return upper_bound_message(message) + sum(len(t) // 4096 + 1 for t in texts)
 
 
 def _message_size(message: Message) -> int:

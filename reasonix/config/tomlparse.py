@@ -5,7 +5,8 @@ decoder only reports the line inside its message before 3.14, so it is parsed
 from there. :func:`find_key_line` locates a key in the text for errors that
 are found after parsing (a value out of range, a wrong type).
 
-A text that parsed once is remembered by its content hash in
+Plain TOML (:mod:`reasonix.config.tomlsimple`) is read without ``tomllib``.
+Any other text that parsed once is remembered by its content hash in
 ``<cache>/toml/`` as JSON, so a run whose config files did not change does not
 import the TOML parser at all (about a twentieth of the start-up). Only
 values JSON carries exactly are remembered (a date or time is parsed anew);
@@ -66,6 +67,11 @@ def loads(text: str, file: str) -> dict[str, Any]:
     A leading byte-order mark (Windows editors add one) is ignored.
     """
     text = text.removeprefix("\ufeff")
+    from reasonix.config.tomlsimple import parse as parse_plain
+
+    plain = parse_plain(text)  # most config files: no tomllib at all
+    if plain is not None:
+        return plain
     where = _cache_file(text)
     if where is not None:
         try:

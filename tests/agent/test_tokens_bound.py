@@ -104,3 +104,15 @@ def test_a_message_read_back_equal_still_extends_the_anchor() -> None:
     estimate = counter.estimate("system prompt " * 50, again, [])
     assert estimate < estimate_request("system prompt " * 50, again, [])
     assert counter.upper_bound([Message(Role.USER, "another question")]) is None
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(min_value=0, max_value=3), st.sampled_from(["a", "é 1", "的", "x_y.z ", "😀"]))
+def test_the_admission_bound_holds_for_huge_sampled_texts(scale: int, unit: str) -> None:
+    """Admission compares a cheap bound first; the sampled estimate of a huge text
+    (what admission falls back to) must never be above it."""
+    from reasonix.agent.context import _message_bound, _message_size
+
+    text = unit * (70_000 * (scale + 1) // len(unit))
+    message = Message(Role.USER, text)
+    assert _message_size(message) <= _message_bound(message)
