@@ -12,8 +12,9 @@ measure:
   (what the agent itself costs, tools included);
 * **peak RSS** — ``ru_maxrss`` of the process from ``wait4``.
 
-Each figure is the median of ``--runs`` runs and is printed with its ratio
-to the reference (bench/ref_loop.py). Targets: first request ≤ 1.5×,
+Each figure is the median of ``--runs`` interleaved rounds (one run of each
+program per round, alternating which goes first) and is printed with its
+ratio to the reference (bench/ref_loop.py). Targets: first request ≤ 1.5×,
 overhead ≤ 1.3×, peak RSS ≤ 40 MiB. Prints one line per figure::
 
     task: first_request_ms reasonix=… ref=… ratio=…x target<=1.5x ok
@@ -122,12 +123,23 @@ def one_run(
         }
 
 
-def median_of(
-    runs: int, argv_for: Callable[[str], list[str]], env: dict[str, str], extra_toml: str = ""
-) -> dict[str, float]:
-    """Per-figure medians over ``runs`` runs."""
-    results = [one_run(argv_for, env, extra_toml) for _ in range(runs)]
-    return {k: statistics.median(r[k] for r in results) for k in results[0]}
+Program = tuple[Callable[[str], list[str]], str]  # argv for a URL, extra TOML
+
+
+def interleaved(
+    runs: int, ours: Program, ref: Program, env: dict[str, str]
+) -> tuple[dict[str, float], dict[str, float]]:
+    """Per-figure medians over ``runs`` rounds of one run each, in alternating order
+    (a slow spell of the machine then weighs on both programs alike)."""
+    results: tuple[list[dict[str, float]], list[dict[str, float]]] = ([], [])
+    for n in range(runs):
+        order = (0, 1) if n % 2 == 0 else (1, 0)
+        for i in order:
+            argv_for, extra = (ours, ref)[i]
+            results[i].append(one_run(argv_for, env, extra))
+    return tuple(  # type: ignore[return-value]
+        {k: statistics.median(r[k] for r in rs) for k in rs[0]} for rs in results
+    )
 
 
 def main() -> int:
@@ -180,8 +192,7 @@ def main() -> int:
         return [sys.executable, str(ROOT / "bench" / "ref_loop.py"), url, prompt]
 
     for attempt in range(3 if args.max_first_request else 1):
-        ours = median_of(args.runs, ours_argv, env, extra)
-        ref = median_of(args.runs, ref_argv, env)
+        ours, ref = interleaved(args.runs, (ours_argv, extra), (ref_argv, ""), env)
         report(ours, ref)
         ratio = ours["first_request_ms"] / ref["first_request_ms"]
         if not args.max_first_request or ratio <= args.max_first_request:

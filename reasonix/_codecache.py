@@ -19,7 +19,7 @@ What keeps it honest:
 * it stands in for the path search only: the module gets the spec, file,
   ``__path__`` and loader class (:class:`SourceFileLoader`) it would have had,
   so resources, tracebacks and ``inspect`` see the real files;
-* each stored code carries its CRC-32, checked before it is unmarshalled;
+* each stored code carries its Adler-32 checksum, checked before it is unmarshalled;
 * at exit, modules imported the normal way are added and stale ones replaced
   (the file is written anew, atomically, only when something changed); any
   failure to read or write it only means imports take the normal path.
@@ -37,10 +37,10 @@ from typing import Any
 
 __all__ = ["install"]
 
-_FORMAT = b"reasonix-codecache-2\n"
+_FORMAT = b"reasonix-codecache-3\n"
 _LIMIT = 64 * 1024 * 1024  # a file bigger than this is not ours to trust
 
-# (offset, length, is_package, origin, mtime_ns, size, crc32 of the code) per module name
+# (offset, length, is_package, origin, mtime_ns, size, Adler-32 of the code) per module name
 _Entry = tuple[int, int, bool, str, int, int, int]
 
 
@@ -85,12 +85,12 @@ class _Finder:
         if entry is None:
             return None
         try:
-            offset, length, package, origin, mtime, size, crc = entry
+            offset, length, package, origin, mtime, size, check = entry
             st = os.stat(origin)
             if st.st_mtime_ns != mtime or st.st_size != size:
                 return None
             code = self.data[offset : offset + length]
-            if len(code) != length or zlib.crc32(code) != crc:
+            if len(code) != length or zlib.adler32(code) != check:
                 return None
         except Exception:  # noqa: BLE001 - a changed file or a damaged entry: the normal path
             return None
@@ -139,15 +139,15 @@ class _Finder:
         for name, entry in self.index.items():
             if name in fresh:
                 continue  # stale: replaced below
-            start, length, package, origin, mtime, size, crc = entry
+            start, length, package, origin, mtime, size, check = entry
             blob = bytes(self.data[start : start + length])
-            if len(blob) != length or zlib.crc32(blob) != crc:
+            if len(blob) != length or zlib.adler32(blob) != check:
                 continue  # damaged: left out
-            index[name] = (offset, length, package, origin, mtime, size, crc)
+            index[name] = (offset, length, package, origin, mtime, size, check)
             blobs.append(blob)
             offset += length
         for name, (blob, package, origin, mtime, size) in fresh.items():
-            index[name] = (offset, len(blob), package, origin, mtime, size, zlib.crc32(blob))
+            index[name] = (offset, len(blob), package, origin, mtime, size, zlib.adler32(blob))
             blobs.append(blob)
             offset += len(blob)
         head = marshal.dumps(index)

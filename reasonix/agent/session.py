@@ -9,7 +9,9 @@ and unknown types are kept verbatim.
 
 Durability: each record is written with one ``write`` call and flushed, so a
 killed process loses at most the line being written; :meth:`Session.sync`
-fsyncs at turn boundaries. Opening a transcript for writing truncates a torn
+fsyncs at turn boundaries, on a thread of its own (:class:`~reasonix.agent.syncer.Syncer`: the
+loop does not wait for the disk), and :meth:`Session.close` waits for it and
+fsyncs what is left. Opening a transcript for writing truncates a torn
 last line. The lease (pid + process start time) stops a second live process
 from writing the same file; a lease left by a dead process is taken over.
 """
@@ -22,7 +24,7 @@ import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from reasonix.agent.compaction import CHECKPOINT, message_from_record, parse_checkpoint
 from reasonix.config.paths import sessions_dir
@@ -30,6 +32,9 @@ from reasonix.config.safe_read import LEASE_LIMIT, TRANSCRIPT_LIMIT, open_regula
 from reasonix.errors import SessionError
 from reasonix.lazy import dataclass
 from reasonix.provider.types import Message, Role
+
+if TYPE_CHECKING:
+    from reasonix.agent.syncer import Syncer
 
 __all__ = [
     "Session",
@@ -382,7 +387,8 @@ class Session:
         self._records = records
         self._lease = lease
         self._fh: BinaryIO | None = path.open("ab")
-        self._synced = False  # True while nothing was appended since the last fsync
+        self._synced = False  # True while nothing was appended since the last sync()
+        self._syncer: Syncer | None = None
 
     # -- constructors ---------------------------------------------------------
     @classmethod
@@ -461,16 +467,27 @@ class Session:
         self.append({"type": "title", "title": make_title(text)})
 
     def sync(self) -> None:
-        """Make every appended record durable (called at turn boundaries)."""
+        """Make every appended record durable (called at turn boundaries).
+
+        The fsync runs on the session's syncer thread; every byte is already
+        with the OS (a killed process loses nothing), the disk is told next.
+        """
         if self._fh is not None and not self._synced:  # a second fsync would find nothing
-            os.fsync(self._fh.fileno())
+            if self._syncer is None:
+                from reasonix.agent.syncer import Syncer  # at the first turn boundary
+
+                self._syncer = Syncer(self._fh.fileno())
+            self._syncer.request()
             self._synced = True
 
     def close(self) -> None:
         """Sync, close the file and release the lease (idempotent)."""
         if self._fh is not None:
-            with contextlib.suppress(OSError):
-                self.sync()
+            syncer, self._syncer = self._syncer, None
+            clean = syncer.finish() if syncer is not None else False
+            if not (clean and self._synced):  # whatever the syncer has not made durable
+                with contextlib.suppress(OSError):
+                    os.fsync(self._fh.fileno())
             self._fh.close()
             self._fh = None
         self._lease.release()

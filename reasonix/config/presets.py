@@ -9,7 +9,6 @@ provider overrides them, and unknown models simply have no price.
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 from reasonix.config.model import ModelOverride, ProviderConfig
@@ -123,6 +122,8 @@ def preset_names() -> list[str]:
 
 
 def _build(data: dict[str, Any]) -> ProviderConfig:
+    import copy  # a preset is built when a config names it
+
     data = copy.deepcopy(data)
     overrides = {
         model: ModelOverride(

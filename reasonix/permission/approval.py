@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import enum
 import os
-import shlex
 import threading
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -240,6 +239,8 @@ def build_gate(
 
 def headless_message(verdict: Verdict) -> str:
     """The fail-closed text for an Ask nobody can answer (PERM-9)."""
+    import shlex  # only for this message
+
     rule = shlex.quote(verdict.suggested_rule) if verdict.suggested_rule else ""
     if verdict.explicit:
         return (

@@ -25,7 +25,7 @@ from typing import Any
 
 from reasonix.errors import Cancelled
 
-__all__ = ["SocketSlot", "build_opener"]
+__all__ = ["SocketSlot", "build_opener", "wire_host"]
 
 
 class SocketSlot:
@@ -68,12 +68,24 @@ _IN_PROGRESS = {errno.EINPROGRESS, errno.EWOULDBLOCK, errno.EAGAIN, 10035}  # 10
 _POLL = 0.05  # seconds between cancel checks while a connect is pending
 
 
+def wire_host(host: str) -> str | bytes:
+    """``host`` as ``getaddrinfo`` takes it without the IDNA codec when it is ASCII.
+
+    A ``str`` host is always run through ``encodings.idna`` (which loads
+    ``stringprep`` and ``unicodedata``, a few milliseconds at the first
+    connection); an ASCII name is already what that would give.
+    """
+    return host.encode("ascii") if host.isascii() else host
+
+
 def _connect(address: tuple[str, int], timeout: float, slot: SocketSlot) -> socket.socket:
     """socket.create_connection, but abortable by the slot while connecting."""
     host, port = address
     last: OSError | None = None
     deadline = time.monotonic() + timeout
-    for family, kind, proto, _, addr in socket.getaddrinfo(host, port, 0, socket.SOCK_STREAM):
+    for family, kind, proto, _, addr in socket.getaddrinfo(
+        wire_host(host), port, 0, socket.SOCK_STREAM
+    ):
         sock = socket.socket(family, kind, proto)
         try:
             sock.setblocking(False)

@@ -191,6 +191,13 @@ class _Client:
                 else http.client.HTTPConnection
             )
             conn = self._conns[key] = kind(parts.hostname or "", parts.port, timeout=left)
+        if conn.sock is None and parts.scheme == "http":  # connected here: no IDNA codec
+            import socket
+
+            from reasonix.provider.netio import wire_host
+
+            address = (wire_host(conn.host), conn.port)
+            conn.sock = socket.create_connection(address, timeout=left)  # type: ignore[arg-type]
         elif conn.sock is not None:
             conn.sock.settimeout(left)
         path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")

@@ -212,9 +212,12 @@ class DeferredTool:
         read_only: bool = False,
         metadata: Mapping[str, Any] | None = None,
         hints: bool = False,
+        canonical: bool = False,
     ) -> None:
         self.name, self.description = name, description
-        self.schema: dict[str, Any] = canonicalize_schema(dict(schema))
+        # ``canonical``: the schema is canonical already (generated data, never mutated)
+        self.schema: dict[str, Any] = dict(schema) if canonical else canonicalize_schema(schema)
+        self.canonical_schema = self.schema  # Registry.add need not canonicalise it again
         self.read_only = read_only
         self.metadata: dict[str, Any] = dict(metadata or {})
         self._make = make
@@ -263,7 +266,7 @@ class CatalogTool(DeferredTool):
         super().__init__(
             name, entry["description"], entry["parameters"], self._load,
             read_only=bool(entry["read_only"]), metadata=entry.get("metadata"),
-            hints=bool(entry.get("reads_only")),
+            hints=bool(entry.get("reads_only")), canonical=True,  # the catalog is canonical
         )  # fmt: skip
 
     def _load(self) -> Tool:
@@ -317,7 +320,8 @@ class Registry:
 
     def add(self, tool: Tool) -> None:
         """Insert a tool; its schema is canonicalised on the way in (D23)."""
-        tool.schema = canonicalize_schema(tool.schema)
+        if getattr(tool, "canonical_schema", None) is not tool.schema:
+            tool.schema = canonicalize_schema(tool.schema)
         self._tools[tool.name] = tool
 
     def remove(self, name: str) -> None:

@@ -185,3 +185,13 @@ def test_a_catalog_only_entry_becomes_a_catalog_tool() -> None:
         from reasonix import tool as tool_pkg
 
         tool_pkg._catalog.pop("zz_catalog_only", None)
+
+
+def test_the_shipped_catalog_is_canonical_so_it_is_used_as_it_is() -> None:
+    """CatalogTool takes the catalog's parameters without canonicalising them again."""
+    from reasonix.tool import canonicalize_schema
+
+    for name, entry in CATALOG.items():
+        params = entry["parameters"]
+        again = canonicalize_schema(params)
+        assert json.dumps(again) == json.dumps(params), name  # same keys, same order
