@@ -25,8 +25,8 @@ ROOT = Path(__file__).resolve().parent.parent
 ALLOWED: frozenset[str] = frozenset(
     """
     reasonix reasonix.cancel reasonix.errors reasonix.lazy reasonix.lazy_light
-    reasonix.cli reasonix.cli.main reasonix.cli.output reasonix.cli.run_cmd
-    reasonix.cli.safe_text reasonix.cli.setup_run
+    reasonix.cli reasonix.cli._run_args reasonix.cli.argspec reasonix.cli.main reasonix.cli.output
+    reasonix.cli.run_cmd reasonix.cli.safe_text reasonix.cli.setup_run
     reasonix.boot reasonix.boot.coordination reasonix.boot.options reasonix.boot.parts
     reasonix.boot.permissions reasonix.boot.plugins reasonix.boot.runtime
     reasonix.boot.sessions reasonix.boot.subagents
@@ -70,11 +70,13 @@ ALLOWED: frozenset[str] = frozenset(
 # code, the memory stores and BM25 (declared from data; recall looks for a fact file),
 # the bash classifier and the sandbox backends (the first bash call loads them), the
 # command layer (skills need only the frontmatter reader), the TOML library (the
-# config here is plain TOML).
+# config here is plain TOML), argparse (so is the command line).
 FORBIDDEN: frozenset[str] = frozenset(
     {
         "tomllib",  # a plain config is read without it (config.tomlsimple)
         "tomli",
+        "argparse",  # a plain `run` command line is read without it (cli.argspec)
+        "gettext",
         "dataclasses",
         "inspect",
         "ast",

@@ -14,11 +14,12 @@ a turn's first tool call its "before" tree is prepared on a background
 thread (no tool of the turn has written yet, so it is the state the turn
 started from) and is recorded only when a write comes; after each round of
 tools of a turn that wrote, the "after" tree is prepared the same way while
-the model is asked what next, and used when that answer ends the turn. A
-snapshot runs as few git processes as it can: ``ls-files`` (what changed),
-``add`` + ``write-tree`` only when something did; the repository skeleton,
-the commit object and its ref are written directly (the same bytes
-``init`` and ``commit-tree`` write).
+the model is asked what next, and used when that answer ends the turn; the
+turn's end is recorded on a thread too, which reading the log and the
+process's exit wait for. A snapshot runs as few git processes as it can:
+``ls-files`` (what changed), ``add`` + ``write-tree`` only when something
+did; the repository skeleton, the commit object and its ref are written
+directly (the same bytes ``init`` and ``commit-tree`` write).
 """
 
 from __future__ import annotations
@@ -72,6 +73,16 @@ class CheckpointStore:
         # file's identity: while neither changes, an unchanged workspace needs no new tree.
         self._tree: tuple[tuple[object, ...], str] | None = None
         self._plain: bool | None = None  # a SHA-1 repository with loose refs (see _commit)
+        self._finishing: list[threading.Thread] = []  # turn ends still being recorded
+
+    def settle(self) -> None:
+        """Wait for every turn end still being recorded (see :meth:`TurnRecorder.end`)."""
+        while True:
+            try:
+                pending = self._finishing.pop()
+            except IndexError:
+                return
+            pending.join()
 
     @staticmethod
     def available() -> bool:
@@ -217,6 +228,7 @@ class CheckpointStore:
 
     def records(self) -> list[dict[str, Any]]:
         """Every well-formed log record (a torn or foreign line is skipped)."""
+        self.settle()  # a turn end of this process is in the log before anyone reads it
         try:
             text = read_text(self.log_path, TRANSCRIPT_LIMIT, errors="replace", error=SessionError)
         except FileNotFoundError:
@@ -369,6 +381,7 @@ class TurnRecorder:
         """A user turn starts; ``records`` = the transcript's record count before it."""
         # Only the lease holder writes a session's turns: after the first, this process
         # counts on instead of reading the whole project log again.
+        self.store.settle()  # the last turn's end is recorded first
         last_session, last = self._last
         number = last + 1 if last_session == session else len(self.store.turns(session)) + 1
         self._turn = Turn(session, number, records, title[:120], time.time())
@@ -415,18 +428,30 @@ class TurnRecorder:
             self.notices.append(f"checkpoint: too big to keep (not restorable): {names}")
 
     def end(self) -> None:
-        """The turn ended: snapshot again when it wrote anything."""
+        """The turn ended: snapshot again when it wrote anything.
+
+        The snapshot is finished on a thread of its own (the turn's answer is
+        not held up by git): reading the log (:meth:`CheckpointStore.records`,
+        so every rewind and the next turn) waits for it, and so does the
+        process's exit (the thread is not a daemon).
+        """
         turn, self._turn = self._turn, None
         unused, ahead, self._after, self._before = self._before, self._after, None, None
         if unused is not None:  # a turn that never wrote: no git may outlive the turn
             unused.thread.join()
         if turn is None or not turn.before or turn.before == "-":
             return
+        done = threading.Thread(
+            target=self._record_after, args=(turn, ahead), name="reasonix-checkpoint-end"
+        )
+        self.store._finishing.append(done)
+        done.start()
+
+    def _record_after(self, turn: Turn, ahead: _Ahead | None) -> None:
         try:
             tree, _ = ahead.take() if ahead is not None else self.store.tree()
             after = self.store.commit(tree, f"after turn {turn.number}")
+            self.store.append({"type": "after", "session": turn.session, "turn": turn.number,
+                               "commit": after})  # fmt: skip
         except (SessionError, OSError) as exc:
             self.notices.append(f"checkpoint after the turn skipped: {exc}")
-            return
-        self.store.append({"type": "after", "session": turn.session, "turn": turn.number,
-                           "commit": after})  # fmt: skip

@@ -73,11 +73,21 @@ def _version() -> str:
 
 
 def _dispatch(module_name: str, prog: str, argv: list[str]) -> int:
-    import argparse
     import importlib
 
     module = importlib.import_module(module_name)
-    _collect_again()
+    if not getattr(module, "COLLECTS_AFTER_BUILD", False):
+        collect_again()
+    if module_name == _RUN_MODULE:  # a plain `run` command line: no argparse (cli/argspec.py)
+        from reasonix.cli._run_args import SPEC
+        from reasonix.cli.argspec import fast_parse
+
+        fast = fast_parse(SPEC, argv)
+        if fast is not None:
+            fast_code: int = module.execute(fast)
+            return fast_code
+    import argparse
+
     parser = argparse.ArgumentParser(prog=prog)
     module.configure(parser)
     args = parser.parse_args(argv)
@@ -85,15 +95,21 @@ def _dispatch(module_name: str, prog: str, argv: list[str]) -> int:
     return code
 
 
-def _collect_again() -> None:
+def collect_again() -> None:
     """Turn cyclic garbage collection back on (``__main__`` turns it off for start-up).
 
     What start-up made stays for the whole run, so it is frozen out of later sweeps.
+    A command module that sets ``COLLECTS_AFTER_BUILD`` calls this itself once its
+    runtime is built (the runtime lives as long as the process, too).
     """
     import gc
 
     if not gc.isenabled():
         gc.freeze()
+        # Sweep the young generation every 10,000 new containers, not 700: an agent's
+        # turn allocates in bursts (a streamed reply, a tool result) that are mostly
+        # garbage-free, and each sweep of them is cost for nothing.
+        gc.set_threshold(10_000, 10, 10)
         gc.enable()
 
 

@@ -14,7 +14,6 @@ argparse finds in the flags.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import signal
@@ -22,7 +21,7 @@ import sys
 import threading
 import time
 from types import FrameType
-from typing import IO, Any, NoReturn
+from typing import IO, TYPE_CHECKING, Any, NoReturn
 
 from reasonix.agent.events import (
     Done,
@@ -46,7 +45,14 @@ from reasonix.cli.safe_text import json_line, printable
 from reasonix.cli.setup_run import add_run_flags, build, read_prompt
 from reasonix.errors import Cancelled, ConfigError, ReasonixError, UsageError, classify
 
-__all__ = ["configure", "execute"]
+if TYPE_CHECKING:
+    import argparse
+
+__all__ = ["COLLECTS_AFTER_BUILD", "configure", "execute"]
+
+# The runtime is built with cyclic GC still off (cli.main.collect_again): it allocates
+# what lives for the whole run, so sweeping it meanwhile is pure cost.
+COLLECTS_AFTER_BUILD = True
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -66,6 +72,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def _flag_error(parser: argparse.ArgumentParser, message: str) -> NoReturn:
     """argparse's error exit (code 2), plus the result object when the flags ask for JSON."""
+    import argparse
+
     sniff = argparse.ArgumentParser(add_help=False, exit_on_error=False)
     sniff.add_argument("--output-format", choices=("text", "json", "stream-json"))
     sniff.add_argument("--json", action="store_true")
@@ -144,7 +152,12 @@ def execute(args: argparse.Namespace) -> int:
             prompt = args.print_prompt or read_prompt(args.prompt)
         if getattr(args, "compact", False) and not (args.continue_ or args.resume is not None):
             raise UsageError("--compact needs -c/--continue or -r/--resume: a new session is empty")
-        setup = build(args, interactive=False)
+        try:
+            setup = build(args, interactive=False)
+        finally:
+            from reasonix.cli.main import collect_again
+
+            collect_again()
         telemetry, price = setup.telemetry, setup.price
         outcome.session_id, outcome.model = setup.session.id, setup.resolved.ref
         outcome.extra["cache_breaks"] = [b.as_dict() for b in setup.cache_breaks]

@@ -8,7 +8,6 @@ runtime itself: that is ``reasonix/boot/``'s job for every frontend.
 
 from __future__ import annotations
 
-import argparse
 import sys
 
 from reasonix.errors import UsageError
@@ -16,6 +15,8 @@ from reasonix.errors import UsageError
 TYPE_CHECKING = False  # not typing's: the chat view's first frame does not wait for typing
 
 if TYPE_CHECKING:
+    import argparse
+
     from reasonix.boot import Runtime, RuntimeOptions
 
 __all__ = ["PERMISSION_MODES", "add_run_flags", "build", "options_from_args", "read_prompt"]

@@ -16,7 +16,7 @@ from typing import Any
 
 from reasonix.tool import Tool, canonicalize_schema
 
-__all__ = ["CATALOG_PATH", "catalog_entry", "render_catalog"]
+__all__ = ["CATALOG_PATH", "catalog_entry", "literal", "render_catalog"]
 
 # Where the generated module lives, relative to the repository root.
 CATALOG_PATH = "reasonix/tool/builtin/_catalog.py"
@@ -56,6 +56,11 @@ def render_catalog(entries: dict[str, dict[str, Any]], title: str = "The built-i
     body = _literal({name: entries[name] for name in sorted(entries)}, 0)
     head = _HEADER.replace("{title}", title)
     return head + "CATALOG: dict[str, dict[str, object]] = " + body + "\n"
+
+
+def literal(value: Any) -> str:
+    """``value`` (JSON data) as a Python literal in ``ruff format`` style."""
+    return _literal(value, 0)
 
 
 def _literal(value: Any, depth: int) -> str:

@@ -101,3 +101,19 @@ def test_the_repository_made_without_git_init_is_one_git_accepts(tmp_path: Path)
     assert log == "t\n" and len(commit) == 40
     excluded = (store.git_dir / "info" / "exclude").read_text().splitlines()
     assert ".git/" in excluded
+
+
+def test_the_end_of_a_turn_is_in_the_log_before_anyone_reads_it(tmp_path: Path) -> None:
+    """end() returns before git is done; the log, the next turn and rewind wait for it."""
+    ws = _workspace(tmp_path)
+    store = CheckpointStore(ws)
+    rec = TurnRecorder(store)
+    rec.begin("s", 0, "edit")
+    rec.tools_starting()
+    rec.before_write()
+    (ws / "a.txt").write_text("edited\n")
+    rec.end()  # no tools_done: the end computes the tree itself, on its thread
+    _, after = _turn(store)
+    assert after and store.content(after, "a.txt") == b"edited\n"
+    rec.begin("s", 0, "next")
+    assert [t.number for t in store.turns("s")] == [1, 2]

@@ -1,0 +1,157 @@
+"""Reading a command line without argparse, for the plain ones a script or a person types.
+
+Importing :mod:`argparse` (and the :mod:`gettext` it pulls in) and building
+the ``run`` parser cost a headless run more than a millisecond of every
+start. :func:`spec_of` records what a parser declares as data (the generated
+``reasonix/cli/_run_args.py``, kept equal to ``run_cmd.configure`` by
+``python -m reasonix.cli.gen_argspec --check`` and a test), and
+:func:`fast_parse` reads an argv against that data: exact long options
+(``--name`` or ``--name=value``), single short flags, and the one optional
+positional. Anything else — an abbreviation, combined short flags, ``--``,
+a value that looks like an option, ``-h``, an unknown or repeated-exclusive
+option, a bad choice or number, a second positional — returns None, and the
+caller parses with argparse, which gives the same result or its error. A
+differential test holds the two to the same namespace.
+"""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any
+
+__all__ = ["fast_parse", "spec_of"]
+
+_KINDS = {
+    "_StoreAction": "store",
+    "_StoreTrueAction": "store_true",
+    "_StoreFalseAction": "store_false",
+    "_StoreConstAction": "store_const",
+    "_AppendAction": "append",
+    "_HelpAction": "help",
+}
+
+
+def spec_of(parser: Any) -> dict[str, Any]:
+    """The parser's actions as plain data (what :func:`fast_parse` reads)."""
+    groups = {id(a): n for n, g in enumerate(parser._mutually_exclusive_groups)
+              for a in g._group_actions}  # fmt: skip
+    actions = []
+    for action in parser._actions:
+        kind = _KINDS.get(type(action).__name__)
+        if kind is None:
+            raise ValueError(f"{action.dest}: {type(action).__name__} is not readable as data")
+        if action.type not in (None, int) or action.nargs not in (None, "?", 0):
+            raise ValueError(f"{action.dest}: type or nargs is not readable as data")
+        actions.append({
+            "dest": action.dest,
+            "options": list(action.option_strings),
+            "kind": kind,
+            "nargs": action.nargs,
+            "const": action.const,
+            "default": action.default,
+            "type": "int" if action.type is int else None,
+            "choices": list(action.choices) if action.choices is not None else None,
+            "group": groups.get(id(action)),
+            "suppress": action.default == "==SUPPRESS==",  # argparse.SUPPRESS
+        })  # fmt: skip
+    return {"prefix": parser.prefix_chars, "actions": actions}
+
+
+def _looks_like_option(token: str) -> bool:
+    return token.startswith("-") and token != "-"
+
+
+def fast_parse(spec: dict[str, Any], argv: list[str]) -> SimpleNamespace | None:
+    """The namespace argparse would give for a plain ``argv``, or None (see the module)."""
+    if spec.get("prefix") != "-":
+        return None
+    options: dict[str, dict[str, Any]] = {}
+    positionals: list[dict[str, Any]] = []
+    values: dict[str, Any] = {}
+    for index, action in enumerate(spec["actions"]):
+        action = {**action, "index": index}
+        for option in action["options"]:
+            options[option] = action
+        if action["kind"] == "help" or action.get("suppress"):
+            continue  # argparse sets no attribute for these
+        if not action["options"]:
+            positionals.append(action)
+        default = action["default"]
+        values[action["dest"]] = list(default) if isinstance(default, list) else default
+    if len(positionals) > 1 or any(p["nargs"] != "?" for p in positionals):
+        return None  # only the one optional positional is read here
+    groups: dict[int, int] = {}  # exclusive group -> the action seen in it
+    given_positional = False
+    i = 0
+    while i < len(argv):
+        token = argv[i]
+        i += 1
+        if not _looks_like_option(token):
+            if given_positional or not positionals or not _plain_value(token):
+                return None
+            positional = positionals[0]
+            value = _convert(positional, token)
+            if value is _BAD:
+                return None
+            values[positional["dest"]] = value
+            given_positional = True
+            continue
+        name, eq, attached = token.partition("=") if token.startswith("--") else (token, "", "")
+        action = options.get(name)
+        if action is None or action["kind"] == "help":
+            return None  # unknown, abbreviated, combined or help: argparse's to answer
+        if not token.startswith("--") and len(token) != 2:
+            return None
+        group = action["group"]  # argparse: two different actions of one group conflict
+        if group is not None and groups.setdefault(group, action["index"]) != action["index"]:
+            return None
+        kind, dest = action["kind"], action["dest"]
+        if kind in ("store_true", "store_false", "store_const"):
+            if eq:
+                return None
+            values[dest] = True if kind == "store_true" else False if kind == "store_false" \
+                else action["const"]  # fmt: skip
+            continue
+        if eq:
+            raw: str | None = attached
+        elif i < len(argv) and _plain_value(argv[i]):
+            raw = argv[i]
+            i += 1
+        elif i < len(argv) and argv[i] == "-":
+            return None  # argparse reads a lone "-" as a value
+        else:
+            raw = None
+        if raw is None:
+            if action["nargs"] != "?":
+                return None  # "expected one argument": argparse's error
+            value = action["const"]
+        else:
+            value = _convert(action, raw)
+            if value is _BAD:
+                return None
+        if kind == "append":
+            values[dest] = [*values[dest], value]
+        else:
+            values[dest] = value
+    return SimpleNamespace(**values)
+
+
+_BAD = object()
+
+
+def _plain_value(token: str) -> bool:
+    """A token argparse surely reads as an argument (not a prefix-char oddity)."""
+    return not token.startswith("-")
+
+
+def _convert(action: dict[str, Any], raw: str) -> Any:
+    value: Any = raw
+    if action["type"] == "int":
+        try:
+            value = int(raw)
+        except ValueError:
+            return _BAD
+    choices = action["choices"]
+    if choices is not None and value not in choices:
+        return _BAD
+    return value

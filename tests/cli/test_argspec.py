@@ -1,0 +1,88 @@
+"""The `run` command line read without argparse gives argparse's namespace, or gives up."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from reasonix.cli import run_cmd
+from reasonix.cli._run_args import SPEC
+from reasonix.cli.argspec import fast_parse, spec_of
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="reasonix run")
+    run_cmd.configure(parser)
+    return parser
+
+
+def _argparse(argv: list[str]) -> dict[str, Any] | None:
+    """argparse's namespace for ``argv``, or None when it reports an error (exit 2)."""
+    sink = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(sink), contextlib.redirect_stdout(sink):
+            return vars(_parser().parse_args(argv))
+    except SystemExit:
+        return None
+
+
+def test_the_shipped_spec_is_the_run_parser() -> None:
+    assert spec_of(_parser()) == SPEC
+
+
+def test_the_usual_command_lines_are_read_as_argparse_reads_them() -> None:
+    for argv in (
+        ["--json", "-y", "fix add() in calc.py and run its test"],
+        ["fix it", "--model", "deepseek", "--max-steps", "3"],
+        ["-p", "say hi", "--output-format", "stream-json"],
+        ["-c", "--add-dir", "/tmp/a", "--add-dir=/tmp/b", "go on"],
+        ["--plan-only", "--permission-mode", "plan", "draft it"],
+        ["-r", "--print"],
+        [],
+    ):
+        fast = fast_parse(SPEC, argv)
+        assert fast is not None, argv
+        assert vars(fast) == _argparse(argv), argv
+
+
+def test_what_it_does_not_read_it_leaves_to_argparse() -> None:
+    for argv in (
+        ["-h"],
+        ["--jso", "x"],  # an abbreviation argparse would accept
+        ["-yc", "x"],  # combined short flags
+        ["--", "-x"],
+        ["--max-steps", "-1"],  # a negative number as a value
+        ["--model", "-"],
+        ["--plan", "--plan-only"],  # an exclusive group twice: argparse's error
+        ["--max-steps", "many"],
+        ["--output-format", "yaml"],
+        ["one", "two"],
+        ["--json=yes"],
+        ["--unknown"],
+    ):
+        assert fast_parse(SPEC, argv) is None, argv
+
+
+_OPTIONS = sorted({o for a in SPEC["actions"] for o in a["options"]})  # type: ignore[index,union-attr]
+_TOKENS = st.one_of(
+    st.sampled_from(_OPTIONS),
+    st.sampled_from(["task", "fix it", "", "-", "--", "-1", "3", "json", "text", "plan",
+                     "stream-json", "--jso", "--mod", "-yc", "-x", "x=y", "--model=m",
+                     "--max-steps=7", "--max-steps=", "--print=", "--resume=q", "-p=x",
+                     "--output-format=json", "--add-dir=/a", "é", "--json=1"]),
+    st.text(alphabet=st.sampled_from(list("ab -=1/")), max_size=6),
+)  # fmt: skip
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.lists(_TOKENS, max_size=7))
+def test_it_agrees_with_argparse_on_any_command_line(argv: list[str]) -> None:
+    fast = fast_parse(SPEC, argv)
+    if fast is None:
+        return
+    assert vars(fast) == _argparse(argv), argv
