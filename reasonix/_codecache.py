@@ -10,9 +10,10 @@ earlier run of this build imported from source, stdlib and ours alike.
 
 What keeps it honest:
 
-* the file is named by a key of the interpreter (its byte-code magic and
-  version) and the whole ``sys.path``, so another Python, a virtual
-  environment or a ``PYTHONPATH`` that shadows a module uses a file of its own;
+* the file is made for a key, the interpreter (its byte-code magic, version
+  and executable) and the whole ``sys.path``, which it holds and is checked
+  against, so another Python, a virtual environment or a ``PYTHONPATH`` that
+  shadows a module uses a file of its own;
 * each module is served only while its source file has the modification
   time and size it had when its code was stored (one ``stat``, the test a
   ``.pyc`` makes too): an edited or upgraded file is imported the normal way;
@@ -37,26 +38,32 @@ from typing import Any
 
 __all__ = ["install"]
 
-_FORMAT = b"reasonix-codecache-3\n"
+_FORMAT = b"reasonix-codecache-4\n"
 _LIMIT = 64 * 1024 * 1024  # a file bigger than this is not ours to trust
 
 # (offset, length, is_package, origin, mtime_ns, size, Adler-32 of the code) per module name
 _Entry = tuple[int, int, bool, str, int, int, int]
 
 
-def _key() -> str:
-    import hashlib
+def _key() -> bytes:
+    """What a cache file is for: this interpreter and this search path, exactly."""
     from _frozen_importlib_external import MAGIC_NUMBER
 
     parts = [MAGIC_NUMBER.hex(), sys.version, sys.executable, *sys.path]
-    return hashlib.sha1("\0".join(parts).encode("utf-8", "replace")).hexdigest()[:16]
+    return "\0".join(parts).encode("utf-8", "replace")
+
+
+def _name(key: bytes) -> str:
+    """The file name for ``key``: two checksums, not hashlib (which loads OpenSSL). The
+    file holds the whole key, and a file made for another key is not used."""
+    return f"codecache-{zlib.crc32(key):08x}{zlib.adler32(key):08x}.bin"
 
 
 class _Finder:
     """A meta-path finder that serves stored code for unchanged source files."""
 
-    def __init__(self, path: str, index: dict[str, _Entry], data: Any) -> None:
-        self.path, self.index, self.data = path, index, data
+    def __init__(self, path: str, key: bytes, index: dict[str, _Entry], data: Any) -> None:
+        self.path, self.key, self.index, self.data = path, key, index, data
         # Only modules found through the search path this file is keyed by are stored,
         # and none imported before the finder was there (it can never serve those).
         self.roots = tuple(p.rstrip(os.sep) + os.sep for p in sys.path if p)
@@ -150,7 +157,7 @@ class _Finder:
             index[name] = (offset, len(blob), package, origin, mtime, size, zlib.adler32(blob))
             blobs.append(blob)
             offset += len(blob)
-        head = marshal.dumps(index)
+        head = marshal.dumps((self.key, index))
         tmp = f"{self.path}.{os.getpid()}.tmp"
         try:
             with open(tmp, "wb") as fh:
@@ -163,16 +170,16 @@ class _Finder:
                 os.unlink(tmp)
 
 
-def _open(path: str) -> tuple[dict[str, _Entry], Any]:
-    """The index and the mapped code of the file at ``path`` (empty when absent or odd:
-    a damaged file is written anew at exit)."""
+def _open(path: str, key: bytes) -> tuple[dict[str, _Entry], Any]:
+    """The index and the mapped code of the file at ``path`` made for ``key`` (empty
+    when absent, odd or another key's: such a file is written anew at exit)."""
     try:
-        return _read(path)
+        return _read(path, key)
     except Exception:  # noqa: BLE001 - whatever is wrong with it, it is not used
         return {}, b""
 
 
-def _read(path: str) -> tuple[dict[str, _Entry], Any]:
+def _read(path: str, key: bytes) -> tuple[dict[str, _Entry], Any]:
     import mmap
 
     with open(path, "rb") as fh:  # absent: _open's empty answer
@@ -183,8 +190,8 @@ def _read(path: str) -> tuple[dict[str, _Entry], Any]:
         head = int.from_bytes(fh.read(8), "little")
         if head <= 0 or start + head > size:
             return {}, b""
-        index = marshal.loads(fh.read(head))
-        if not isinstance(index, dict) or not all(
+        made_for, index = marshal.loads(fh.read(head))
+        if made_for != key or not isinstance(index, dict) or not all(
             isinstance(e, tuple) and len(e) == 7 for e in index.values()
         ):
             return {}, b""
@@ -198,11 +205,12 @@ def install(folder: str) -> None:
     try:
         if sys.implementation.name != "cpython":
             return
-        path = os.path.join(folder, f"codecache-{_key()}.bin")
-        index, data = _open(path)
+        key = _key()
+        path = os.path.join(folder, _name(key))
+        index, data = _open(path, key)
     except Exception:  # noqa: BLE001 - a damaged cache means the normal path
         return
-    finder = _Finder(path, index, data)
+    finder = _Finder(path, key, index, data)
     sys.meta_path.insert(0, finder)
 
     import atexit
