@@ -191,8 +191,10 @@ def _read(path: str, key: bytes) -> tuple[dict[str, _Entry], Any]:
         if head <= 0 or start + head > size:
             return {}, b""
         made_for, index = marshal.loads(fh.read(head))
-        if made_for != key or not isinstance(index, dict) or not all(
-            isinstance(e, tuple) and len(e) == 7 for e in index.values()
+        if (
+            made_for != key
+            or not isinstance(index, dict)
+            or not all(isinstance(e, tuple) and len(e) == 7 for e in index.values())
         ):
             return {}, b""
         data = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
