@@ -520,9 +520,9 @@ def suggest_rule(
     characters, else ``Bash=<literal>``. File tools: ``Edit(<path>)`` (relative to the
     workspace when inside it). ``web_fetch``: ``WebFetch(domain:<host>)``. Others: the tool ID.
     """
-    from reasonix.permission.bash import Kind, analyze
-
     if tool_name == "bash":
+        from reasonix.permission.bash import Kind, analyze  # the classifier loads with bash
+
         command = str(args.get("command", "")).strip()
         analysis = analysis or analyze(command)
         segs = analysis.segments
