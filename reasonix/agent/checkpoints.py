@@ -350,6 +350,8 @@ class _Ahead:
             self.result = store.tree()
         except (SessionError, OSError) as exc:
             self.error = exc
+        except Exception as exc:  # noqa: BLE001 - a thread's surprise is no traceback on screen
+            self.error = SessionError(f"checkpoint: {type(exc).__name__}: {exc}")
 
     def take(self) -> tuple[str, list[str]]:
         """Wait for the tree; raises what preparing it raised."""
@@ -453,5 +455,5 @@ class TurnRecorder:
             after = self.store.commit(tree, f"after turn {turn.number}")
             self.store.append({"type": "after", "session": turn.session, "turn": turn.number,
                                "commit": after})  # fmt: skip
-        except (SessionError, OSError) as exc:
+        except Exception as exc:  # noqa: BLE001 - on this thread, any failure is a notice
             self.notices.append(f"checkpoint after the turn skipped: {exc}")
