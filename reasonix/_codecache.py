@@ -10,10 +10,10 @@ earlier run of this build imported from source, stdlib and ours alike.
 
 What keeps it honest:
 
-* the file is made for a key, the interpreter (its byte-code magic, version
-  and executable) and the whole ``sys.path``, which it holds and is checked
-  against, so another Python, a virtual environment or a ``PYTHONPATH`` that
-  shadows a module uses a file of its own;
+* the file is made for a key, the interpreter (its byte-code magic,
+  version, executable and ``-O`` level) and the whole ``sys.path``, which it
+  holds and is checked against, so another Python, a virtual environment,
+  ``-O`` or a ``PYTHONPATH`` that shadows a module uses a file of its own;
 * each module is served only while its source file has the modification
   time and size it had when its code was stored (one ``stat``, the test a
   ``.pyc`` makes too): an edited or upgraded file is imported the normal way;
@@ -49,7 +49,8 @@ def _key() -> bytes:
     """What a cache file is for: this interpreter and this search path, exactly."""
     from _frozen_importlib_external import MAGIC_NUMBER
 
-    parts = [MAGIC_NUMBER.hex(), sys.version, sys.executable, *sys.path]
+    # -O / -OO compile differently (asserts, docstrings): their code is another file's
+    parts = [MAGIC_NUMBER.hex(), sys.version, sys.executable, str(sys.flags.optimize), *sys.path]
     return "\0".join(parts).encode("utf-8", "replace")
 
 

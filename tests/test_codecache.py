@@ -80,3 +80,15 @@ def test_another_search_path_uses_a_file_of_its_own(tmp_path: Path) -> None:
     (other / "demo" / "calc.py").write_text("def answer():\n    return 7\n")
     assert _run(other, folder)[:2] == ["7", "SourceFileLoader"]  # not the other lib's code
     assert len([p for p in folder.iterdir() if p.name.startswith("codecache-")]) == 2
+
+
+def test_an_optimised_interpreter_uses_a_file_of_its_own(tmp_path: Path) -> None:
+    """-O strips asserts: code cached without it must not run under it, nor the reverse."""
+    lib, folder = _project(tmp_path)
+    _run(lib, folder)
+    code = _RUN.format(lib=str(lib), root=str(ROOT), folder=str(folder))
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    out = subprocess.run([sys.executable, "-O", "-c", code], capture_output=True, text=True,
+                         env=env, timeout=60, check=True).stdout.split()  # fmt: skip
+    assert out[:2] == ["42", "SourceFileLoader"]
+    assert len([p for p in folder.iterdir() if p.name.startswith("codecache-")]) == 2
