@@ -94,6 +94,19 @@ def test_archive_layout(pyz: Path) -> None:
     assert not [n for n in names if n.endswith(".pyc")]
     assert names == sorted(names)
     assert {i.date_time for i in infos} == {(1980, 1, 1, 0, 0, 0)}
+    # the entry point is stored, not deflated, and the start past --version is apart
+    stored = {i.filename for i in infos if i.compress_type == zipfile.ZIP_STORED}
+    assert {"__main__.py", "_pyzboot.py"} <= stored
+
+
+@pytest.mark.e2e
+def test_version_compiles_and_imports_nothing_of_the_start(pyz: Path) -> None:
+    """--version reads only the tiny entry point: no zlib to inflate it, no boot module."""
+    out = subprocess.run([sys.executable, "-I", "-X", "importtime", str(pyz), "--version"],
+                         capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert out.returncode == 0 and out.stdout.startswith("reasonix ")
+    imported = {line.rsplit("|", 1)[-1].strip() for line in out.stderr.splitlines()}
+    assert "zlib" not in imported and "_pyzboot" not in imported
 
 
 @pytest.mark.e2e
