@@ -86,3 +86,12 @@ def test_it_agrees_with_argparse_on_any_command_line(argv: list[str]) -> None:
     if fast is None:
         return
     assert vars(fast) == _argparse(argv), argv
+
+
+@settings(max_examples=1000, deadline=None)
+@given(st.lists(st.text(max_size=12), max_size=6))
+def test_any_command_line_is_read_or_left_to_argparse(argv: list[str]) -> None:
+    """Arbitrary words never make the fast reader raise; what it reads, argparse reads alike."""
+    fast = fast_parse(SPEC, argv)
+    if fast is not None:
+        assert vars(fast) == _argparse(argv), argv

@@ -179,3 +179,12 @@ def test_a_plain_config_is_read_without_importing_tomllib(tmp_path: Any) -> None
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
                          check=True).stdout  # fmt: skip
     assert out.split() == ["fake", "False", "False"]
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.text(max_size=80))
+def test_any_text_is_taken_exactly_or_left_to_tomllib(text: str) -> None:
+    """Whatever the bytes, the plain parser never raises; what it takes, tomllib agrees on."""
+    got = parse(text)
+    if got is not None:
+        assert _typed(tomllib.loads(text)) == _typed(got)
