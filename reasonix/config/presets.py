@@ -121,10 +121,17 @@ def preset_names() -> list[str]:
     return [p["name"] for p in PRESETS]
 
 
-def _build(data: dict[str, Any]) -> ProviderConfig:
-    import copy  # a preset is built when a config names it
+def _copy(value: Any) -> Any:
+    """A copy of preset data (dicts, lists and scalars): callers may mutate what they get."""
+    if isinstance(value, dict):
+        return {k: _copy(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_copy(v) for v in value]
+    return value
 
-    data = copy.deepcopy(data)
+
+def _build(data: dict[str, Any]) -> ProviderConfig:
+    data = _copy(data)
     overrides = {
         model: ModelOverride(
             context_window=ov.get("context_window"), max_output_tokens=ov.get("max_output_tokens")
