@@ -297,6 +297,9 @@ class Slot:
             if picked not in pending.event.request.choices:
                 raise ReasonixError(f"{choice!r} is not offered for this call")
             pending.choice = choice
+            # Answered now, not when the waiting thread wakes: a second answer that comes
+            # before it does is refused too (the first one wins).
+            self.pending.pop(approval_id, None)
             pending.event.answer(picked)
             pending.answered.set()
         self.hub.publish({"type": "approval_done", "id": approval_id, "choice": choice})
