@@ -286,6 +286,9 @@ class Connection:
         if pending is None:
             self.log(f"ignored an answer to unknown request id {request_id!r}")
             return
+        if pending.done.is_set():  # the first answer stands, even before its waiter wakes
+            self.log(f"ignored a second answer to request id {request_id!r}")
+            return
         if "error" in message:
             err = message["error"]
             if isinstance(err, dict) and isinstance(err.get("code"), int):

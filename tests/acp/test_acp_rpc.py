@@ -95,6 +95,21 @@ def test_agent_requests_wait_for_their_answer() -> None:
     assert out == [{"content": "hi"}]
 
 
+def test_a_second_answer_before_the_waiter_wakes_is_ignored() -> None:
+    """The first answer stands: a client answering twice cannot swap the result
+    while the asking thread has not woken up yet."""
+    wire = Wire()
+    out: list[object] = []
+    t = threading.Thread(target=lambda: out.append(wire.conn.request("fs/read", {"p": 1})))
+    t.start()
+    while not wire.lines:
+        time.sleep(0.01)
+    wire.feed(b'{"jsonrpc":"2.0","id":0,"result":{"content":"first"}}')
+    wire.feed(b'{"jsonrpc":"2.0","id":0,"result":{"content":"second"}}')
+    t.join(2)
+    assert out == [{"content": "first"}]
+
+
 def test_client_errors_are_raised_and_unknown_answers_ignored() -> None:
     wire = Wire()
     failed: list[BaseException] = []
