@@ -48,7 +48,7 @@ def test_a_remembered_answer_is_trusted_without_running_bwrap(tmp_path: Path) ->
 def test_a_working_bwrap_is_remembered_until_the_binary_changes(tmp_path: Path) -> None:
     real = shutil.which("bwrap")
     if real is None:
-        pytest.skip("bubblewrap is not installed")
+        pytest.skip("MISSING bubblewrap: apt-get install bubblewrap")
     memory = tmp_path / "cache"
     local = tmp_path / "bin" / "bwrap"
     local.parent.mkdir()
