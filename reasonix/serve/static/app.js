@@ -623,6 +623,13 @@ function accept(i) {
   if (item.text.endsWith("/")) updateCompletions();
 }
 
+function typedInFull() {
+  // The composer holds exactly the highlighted command: accepting it would only add a space.
+  const c = state.completion;
+  const item = c.items[c.active];
+  return c.kind === "/" && !!item && $("input").value.trim() === item.text;
+}
+
 function moveCompletion(step) {
   const c = state.completion;
   const nodes = $("completions").children;
@@ -642,6 +649,11 @@ function wireComposer() {
     if (open && (e.key === "ArrowDown" || e.key === "ArrowUp")) {
       e.preventDefault();
       moveCompletion(e.key === "ArrowDown" ? 1 : -1);
+    } else if (open && e.key === "Enter" && !e.shiftKey && typedInFull()) {
+      // "/model" typed out and Enter: run it, whether or not its completion showed yet
+      e.preventDefault();
+      hideCompletions();
+      $("composer").requestSubmit();
     } else if (open && (e.key === "Tab" || (e.key === "Enter" && !e.shiftKey))) {
       e.preventDefault();
       accept(state.completion.active);
