@@ -235,6 +235,25 @@ def test_model_output_is_text_never_markup(context: Any, tmp_path: Path) -> None
             assert serve.stop()[0] == 0
 
 
+def test_enter_on_a_command_typed_in_full_runs_it_once_its_completion_shows(
+    context: Any, tmp_path: Path
+) -> None:
+    with FakeServer("openai", [Turn.text_only("unused")]) as srv:
+        ws = write_workspace(tmp_path / "repo", srv.url)
+        serve = ServeProcess(ws, tmp_path)
+        try:
+            page = context.new_page()
+            page.goto(serve.url)
+            expect(page.locator("#input")).to_be_enabled()
+            page.locator("#input").press_sequentially("/model")
+            expect(page.locator("#completions li").first.locator(".c-text")).to_have_text("/model")
+            page.press("#input", "Enter")  # the completion is open: it still runs the command
+            expect(page.locator("#picker")).to_be_visible()
+            expect(page.locator("#input")).to_have_value("")
+        finally:
+            assert serve.stop()[0] == 0
+
+
 def test_composer_completes_commands_and_files(context: Any, tmp_path: Path) -> None:
     with FakeServer("openai", [Turn.text_only("I read calc.py.")]) as srv:
         ws = write_workspace(tmp_path / "repo", srv.url)
