@@ -72,6 +72,7 @@ def layer_of(module: str) -> str:
         "cancel",
         "lazy",
         "lazy_light",
+        "slices",
         "__main__",
         "_version",
     ):

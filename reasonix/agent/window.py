@@ -21,15 +21,14 @@ that the agent shows before its next request (:meth:`take_notices`).
 
 from __future__ import annotations
 
-import contextlib
-import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from reasonix.errors import ProviderAPIError
 from reasonix.provider.overflow import MIN_WINDOW, OverflowFacts, overflow_facts
+from reasonix.slices import short_slices
 
 if TYPE_CHECKING:
     from reasonix.provider.probe import ServedWindow
@@ -40,36 +39,6 @@ SETTLE_WAIT = 1.0  # seconds the first request may wait for a probe still runnin
 PROBE_TIMEOUT = 1.5  # provider.probe.PROBE_TIMEOUT (not imported: only local servers need it)
 
 Probe = Callable[[], "ServedWindow | None"]
-
-
-_turns_lock = threading.Lock()
-_turns_users = 0
-_turns_saved = 0.0
-_PROBE_SWITCH = 0.0005  # seconds: the GIL slice while a probe runs (CPython's default is 0.005)
-
-
-@contextlib.contextmanager
-def _prompt_turns() -> Iterator[None]:
-    """Shorter GIL slices while a probe thread runs.
-
-    The probe mostly waits on sockets; each time an answer arrives it needs
-    the GIL back, which a busy main thread (building the rest of the run)
-    yields only every switch interval. At CPython's 5 ms that made a probe of
-    four quick local asks take longer than the whole build it runs beside.
-    """
-    global _turns_users, _turns_saved
-    with _turns_lock:
-        if _turns_users == 0:
-            _turns_saved = sys.getswitchinterval()
-            sys.setswitchinterval(min(_turns_saved, _PROBE_SWITCH))
-        _turns_users += 1
-    try:
-        yield
-    finally:
-        with _turns_lock:
-            _turns_users -= 1
-            if _turns_users == 0:
-                sys.setswitchinterval(_turns_saved)
 
 
 class ContextWindow:
@@ -182,7 +151,7 @@ class ContextWindow:
 
     def _run_in_background(self, probe: Probe, timeout: float, *, first: bool = False) -> None:
         def work() -> None:
-            with _prompt_turns():
+            with short_slices():  # answers arrive while the main thread builds the run
                 found = probe()
             if found is None:
                 return
