@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -10,6 +11,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from reasonix.errors import ConfigError, SandboxUnavailable
 from reasonix.permission.sandbox import (
@@ -19,6 +22,7 @@ from reasonix.permission.sandbox import (
     scrub_env,
     wrap_command,
 )
+from reasonix.permission.sandbox.env import CREDENTIAL_NAMES
 from reasonix.permission.sandbox.seatbelt import seatbelt_argv, seatbelt_profile
 
 BWRAP = shutil.which("bwrap")
@@ -182,6 +186,24 @@ def test_off_is_unchanged_and_bad_mode_is_config_error(workspace: Path) -> None:
 def test_credential_names(name: str, secret: bool) -> None:
     assert is_credential_var(name) is secret
     assert (name in scrub_env({name: "v"})) is not secret
+
+
+# The rule as one regular expression (what is_credential_var replaced with string tests).
+_CREDENTIAL_RE = re.compile(
+    r"(AWS_|AZURE_|GCP_|GOOGLE_CLOUD_|ALIBABA_CLOUD_|OCI_|DIGITALOCEAN_|CLOUDFLARE_)"
+    r".*"
+    r"|.*(_TOKEN|_API_KEY|_APIKEY|_ACCESS_KEY|_ACCESS_KEY_ID|_PRIVATE_KEY|_CREDENTIALS"
+    r"|_PASSWORD|_PASSWD|_PASS|_AUTH|_COOKIE|_SESSION_KEY|_CLIENT_SECRET)"
+    r"|.*SECRET.*|.*PASSWORD.*"
+)
+_FRAGMENTS = ["AWS_", "aws_", "OCI_", "_TOKEN", "_PASS", "_PASSWD", "SECRET", "Password",
+              "_AUTH", "AUTH", "_KEY", "X", "_", "1", "CLOUDFLARE", "_COOKIE", "GCP"]  # fmt: skip
+
+
+@given(st.lists(st.sampled_from(_FRAGMENTS), max_size=5).map("".join))
+def test_credential_rule_is_the_regular_expression_it_replaced(name: str) -> None:
+    by_pattern = name.upper() in CREDENTIAL_NAMES or bool(_CREDENTIAL_RE.fullmatch(name.upper()))
+    assert is_credential_var(name) is by_pattern
 
 
 def test_seatbelt_profile_text(tmp_path: Path) -> None:

@@ -15,7 +15,6 @@ from __future__ import annotations
 import codecs
 import contextlib
 import os
-import secrets
 import stat
 from pathlib import Path
 
@@ -240,7 +239,7 @@ def _create_temp(directory: Path, name: str, perms: int) -> tuple[int, Path]:
     """Create a fresh temp file next to the target; the kernel applies the umask."""
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
     while True:
-        tmp = directory / f".{name}.{secrets.token_hex(4)}.tmp"
+        tmp = directory / f".{name}.{os.urandom(4).hex()}.tmp"
         try:
             return os.open(tmp, flags, perms), tmp
         except FileExistsError:
@@ -340,7 +339,7 @@ def _write_in_dir(path: Path, data: bytes, mode: int | None) -> None:
                 mode = stat.S_IMODE(st.st_mode) if stat.S_ISREG(st.st_mode) else None
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
         while True:
-            tmp = f".{path.name}.{secrets.token_hex(4)}.tmp"
+            tmp = f".{path.name}.{os.urandom(4).hex()}.tmp"
             try:
                 fd = os.open(tmp, flags, 0o600 if mode is not None else 0o666, dir_fd=dir_fd)
                 break
