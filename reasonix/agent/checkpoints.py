@@ -5,7 +5,9 @@ the workspace is snapshotted into a git repository under the state dir
 (``<state>/checkpoints/<project>/git``, never the project's own ``.git``);
 when the turn ends it is snapshotted again. ``.gitignore`` is honoured, files
 over :data:`FILE_LIMIT` are left out and named, and git runs with no user or
-system config, so no hook, filter or line-ending rule touches the content.
+system config and with ``info/attributes`` unsetting every content-changing
+attribute, so no hook, filter, ``.gitattributes`` or line-ending rule touches
+the content: a snapshot holds the bytes as they were.
 A per-project log (``log.jsonl``, append-only) records, per session and turn,
 where the turn's messages start in the transcript and its snapshots.
 
@@ -17,8 +19,10 @@ tools of a turn that wrote, the "after" tree is prepared the same way while
 the model is asked what next, and used when that answer ends the turn; the
 turn's end is recorded on a thread too, which reading the log and the
 process's exit wait for. A snapshot runs as few git processes as it can:
-``ls-files`` (what changed), ``add`` + ``write-tree`` only when something
-did; the repository skeleton, the commit object and its ref are written
+in a small workspace one ``ls-files`` (what is there), the blobs and trees
+written by us (:mod:`reasonix.agent.snaptree`); in a large one ``ls-files``
+(what changed), ``add`` + ``write-tree`` only when something did. The
+repository skeleton, the commit object and its ref are always written
 directly (the same bytes ``init`` and ``commit-tree`` write).
 """
 
@@ -32,12 +36,16 @@ import subprocess
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from reasonix.config.paths import project_slug, state_dir
 from reasonix.config.safe_read import TRANSCRIPT_LIMIT, read_text
 from reasonix.errors import SessionError
 from reasonix.lazy import dataclass, field
+from reasonix.slices import short_slices
+
+if TYPE_CHECKING:
+    from reasonix.agent.snaptree import Entries, StatCache
 
 __all__ = ["FILE_LIMIT", "CheckpointStore", "Turn", "TurnRecorder"]
 
@@ -74,6 +82,10 @@ class CheckpointStore:
         self._tree: tuple[tuple[object, ...], str] | None = None
         self._plain: bool | None = None  # a SHA-1 repository with loose refs (see _commit)
         self._finishing: list[threading.Thread] = []  # turn ends still being recorded
+        self._attributed = False  # info/attributes checked (see _ensure)
+        self.native = True  # small workspaces: trees written by us (reasonix.agent.snaptree)
+        self._stats: StatCache = {}
+        self._entries: Entries = {}  # the last tree we wrote, by file
 
     def settle(self) -> None:
         """Wait for every turn end still being recorded (see :meth:`TurnRecorder.end`)."""
@@ -120,6 +132,13 @@ class CheckpointStore:
 
     def _ensure(self) -> None:
         if (self.git_dir / "HEAD").is_file():
+            if not self._attributed:  # a repository made before info/attributes was
+                attributes = self.git_dir / "info" / "attributes"
+                with contextlib.suppress(OSError):
+                    if not attributes.is_file():
+                        attributes.parent.mkdir(parents=True, exist_ok=True)
+                        attributes.write_text(ATTRIBUTES)
+                self._attributed = True
             return
         self.root.mkdir(parents=True, exist_ok=True)
         # The agent's own state must never be snapshotted, even when it lives in the project.
@@ -145,6 +164,18 @@ class CheckpointStore:
         """The workspace as it is now, stored as a tree; returns (tree id, files too big)."""
         with self._lock:
             self._ensure()
+            if self.native and self._is_plain() and not (self.git_dir / "index").exists():
+                # git lists (its ignore rules decide), we write the objects; once git has
+                # built a tree here, its index is the record and git keeps doing so.
+                from reasonix.agent.snaptree import native_tree
+
+                listed = self.git("ls-files", "-z", "--others", "--exclude-standard")
+                made = native_tree(
+                    self.workspace, self.git_dir, listed, FILE_LIMIT, self._stats, self._kept
+                )
+                if made is not None:
+                    tree, too_big, self._entries = made
+                    return tree, too_big
             listed = self.git("ls-files", "-z", "--others", "--modified", "--exclude-standard")
             names = sorted({n for n in listed.decode("utf-8", "replace").split("\0") if n})
             too_big = []
@@ -179,23 +210,43 @@ class CheckpointStore:
             return ()
         return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns, checksum)
 
-    def _commit(self, tree: str, message: str) -> str:
-        """A commit of ``tree`` made the latest; written directly where the repository is
-        the SHA-1, loose-ref kind ``init`` made (two git processes saved), else by git."""
+    def _kept(self, names: list[bytes]) -> Entries:
+        """The entries ``names`` had in the last tree (this process's, else the latest
+        snapshot's): what a file grown too big keeps."""
+        found = {n: self._entries[n] for n in names if n in self._entries}
+        missing = [os.fsdecode(n) for n in names if n not in found]
+        if missing and (self.git_dir / "refs" / "reasonix" / "latest").is_file():
+            out = self.git("ls-tree", "-z", "refs/reasonix/latest", "--", *missing)
+            for row in out.split(b"\0"):
+                meta, _, name = row.partition(b"\t")
+                parts = meta.split()
+                if len(parts) == 3 and parts[1] == b"blob":
+                    found[name] = (parts[0], bytes.fromhex(parts[2].decode()))
+        return found
+
+    def _is_plain(self) -> bool:
+        """A SHA-1 repository with loose refs, as ``init`` made it (objects we may write)."""
         if self._plain is None:
             try:
                 config = (self.git_dir / "config").read_text(errors="replace")
             except OSError:
                 config = "[extensions]"  # unknown: let git decide
             self._plain = "[extensions]" not in config.replace(" ", "").lower()
-        if not self._plain:
+        return self._plain
+
+    def _commit(self, tree: str, message: str) -> str:
+        """A commit of ``tree`` made the latest; written directly where the repository is
+        the SHA-1, loose-ref kind ``init`` made (two git processes saved), else by git."""
+        if not self._is_plain():
             commit = self.git("commit-tree", tree, "-m", message).decode().strip()
             self.git("update-ref", "refs/reasonix/latest", commit)
             return commit
+        from reasonix.agent.snaptree import write_object
+
         who = f"{_IDENT} {_stamp(time.time())}"
         body = f"tree {tree}\nauthor {who}\ncommitter {who}\n\n{message}\n".encode()
         try:
-            commit = _write_object(self.git_dir, b"commit", body)
+            commit = write_object(self.git_dir, b"commit", body)
             _set_ref(self.git_dir, "refs/reasonix/latest", commit)
         except OSError as exc:
             raise SessionError(f"checkpoint: could not record the snapshot: {exc}") from None
@@ -259,8 +310,13 @@ def _stamp(now: float) -> str:
 _CONFIG = "[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = false\n"
 
 
+# Highest-precedence attributes: a workspace's .gitattributes may not rewrite what is stored.
+ATTRIBUTES = "* -text -eol -crlf -ident -filter -working-tree-encoding\n"
+
+
 def _init_repository(git_dir: Path, excludes: str) -> None:
-    """The files ``git init --template=`` makes (SHA-1, loose refs), plus ``info/exclude``.
+    """The files ``git init --template=`` makes (SHA-1, loose refs), plus ``info/exclude``
+    and ``info/attributes``.
 
     Written directly: a git process here cost more than the rest of a first
     snapshot. ``HEAD`` is written last, so a half-made repository is made again.
@@ -269,31 +325,8 @@ def _init_repository(git_dir: Path, excludes: str) -> None:
         (git_dir / sub).mkdir(parents=True, exist_ok=True)
     (git_dir / "config").write_text(_CONFIG)
     (git_dir / "info" / "exclude").write_text(excludes)
+    (git_dir / "info" / "attributes").write_text(ATTRIBUTES)
     (git_dir / "HEAD").write_text("ref: refs/heads/master\n")
-
-
-def _write_object(git_dir: Path, kind: bytes, body: bytes) -> str:
-    """Store a loose object the way git does (zlib, read-only, renamed into place)."""
-    import hashlib  # only when a snapshot is written
-    import zlib
-
-    data = b"%s %d\0" % (kind, len(body)) + body
-    oid = hashlib.sha1(data, usedforsecurity=False).hexdigest()  # git names objects so
-    folder = git_dir / "objects" / oid[:2]
-    target = folder / oid[2:]
-    if target.exists():
-        return oid
-    folder.mkdir(exist_ok=True)
-    tmp = folder / f"tmp_obj_{os.getpid()}_{threading.get_ident()}"
-    try:
-        with open(tmp, "wb") as fh:
-            fh.write(zlib.compress(data))
-        os.chmod(tmp, 0o444)
-        os.replace(tmp, target)  # the same name means the same bytes: replacing is harmless
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-    return oid
 
 
 def _set_ref(git_dir: Path, name: str, oid: str) -> None:
@@ -347,7 +380,8 @@ class _Ahead:
 
     def _run(self, store: CheckpointStore) -> None:
         try:
-            self.result = store.tree()
+            with short_slices():  # each git process's end needs the GIL back at once
+                self.result = store.tree()
         except (SessionError, OSError) as exc:
             self.error = exc
         except Exception as exc:  # noqa: BLE001 - a thread's surprise is no traceback on screen
@@ -451,9 +485,10 @@ class TurnRecorder:
 
     def _record_after(self, turn: Turn, ahead: _Ahead | None) -> None:
         try:
-            tree, _ = ahead.take() if ahead is not None else self.store.tree()
-            after = self.store.commit(tree, f"after turn {turn.number}")
-            self.store.append({"type": "after", "session": turn.session, "turn": turn.number,
-                               "commit": after})  # fmt: skip
+            with short_slices():
+                tree, _ = ahead.take() if ahead is not None else self.store.tree()
+                after = self.store.commit(tree, f"after turn {turn.number}")
+                self.store.append({"type": "after", "session": turn.session,
+                                   "turn": turn.number, "commit": after})  # fmt: skip
         except Exception as exc:  # noqa: BLE001 - on this thread, any failure is a notice
             self.notices.append(f"checkpoint after the turn skipped: {exc}")

@@ -65,6 +65,10 @@ class _Counting(CheckpointStore):
 
     ran: list[str]
 
+    def __init__(self, workspace: Path, *, native: bool = False) -> None:
+        super().__init__(workspace)
+        self.native = native  # the trees git writes (reasonix.agent.snaptree has its own tests)
+
     def git(self, *args: str, data: bytes | None = None, work_tree: bool = True) -> bytes:
         self.ran = [*getattr(self, "ran", []), args[0]]
         return super().git(*args, data=data, work_tree=work_tree)
@@ -124,19 +128,24 @@ def test_an_unchanged_workspace_reuses_its_tree_and_any_change_is_seen(
     assert store.content(fifth, "a.txt") is None
 
 
+@pytest.mark.parametrize("native", [False, True], ids=["git", "native"])
+@pytest.mark.parametrize("process", ["same", "next"])
 def test_a_kept_file_that_grows_too_big_keeps_its_last_kept_bytes(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, native: bool, process: str
 ) -> None:
     monkeypatch.setattr(checkpoints, "FILE_LIMIT", 1000)
     ws = tmp_path / "ws"
     ws.mkdir()
     (ws / "log.txt").write_text("small\n")
-    store = _Counting(ws)
+    store = _Counting(ws, native=native)
     store.snapshot("t1")
+    if process == "next":  # a store of a new process knows only what is on disk
+        store = _Counting(ws, native=native)
     (ws / "log.txt").write_bytes(b"z" * 5000)
     for label in ("t2", "t3"):  # the second time from the kept tree
         commit, too_big = store.snapshot(label)
         assert too_big == ["log.txt"] and store.content(commit, "log.txt") == b"small\n"
+        assert (store.git_dir / "index").exists() is not native
     (ws / "log.txt").write_text("small again\n")
     commit, too_big = store.snapshot("t4")
     assert too_big == [] and store.content(commit, "log.txt") == b"small again\n"
