@@ -43,7 +43,7 @@ from reasonix.errors import (
     ReasonixError,
 )
 from reasonix.lazy import dataclass
-from reasonix.provider.netio import SocketSlot, build_opener
+from reasonix.provider.netio import SlotRequest, SocketSlot, build_opener
 
 __all__ = [
     "USER_AGENT",
@@ -289,6 +289,15 @@ class HTTPClient:
         self.on_retry = on_retry
         self._ssl_context = ssl_context
         self._ssl_lock = threading.Lock()
+        self._opener: tuple[float, urllib.request.OpenerDirector] | None = None
+
+    def _opener_for(self, idle: float) -> urllib.request.OpenerDirector:
+        """One opener per client (urllib makes and inspects ten handlers for each):
+        the socket slot of a request travels on the request itself."""
+        with self._ssl_lock:
+            if self._opener is None or self._opener[0] != idle:
+                self._opener = (idle, build_opener(idle, self._tls))
+            return self._opener[1]
 
     @property
     def _ssl(self) -> ssl.SSLContext:
@@ -336,14 +345,14 @@ class HTTPClient:
         where = _endpoint(url)
         slot = SocketSlot()
         unregister = cancel.on_cancel(slot.abort)
-        opener = build_opener(slot, self.timeouts.idle, self._tls)
+        opener = self._opener_for(self.timeouts.idle)
         hdrs = {
             "Content-Type": "application/json",
             "Accept": "text/event-stream",
             "User-Agent": USER_AGENT,
             **headers,
         }
-        req = urllib.request.Request(url, data=body, headers=hdrs, method="POST")
+        req = SlotRequest(url, data=body, headers=hdrs, method="POST", slot=slot)
         resp: Any = None
         try:
             resp = opener.open(req, timeout=self.timeouts.connect)

@@ -25,7 +25,7 @@ from typing import Any
 
 from reasonix.errors import Cancelled
 
-__all__ = ["SocketSlot", "build_opener", "wire_host"]
+__all__ = ["SlotRequest", "SocketSlot", "build_opener", "wire_host"]
 
 
 class SocketSlot:
@@ -152,33 +152,49 @@ class _TLSConn(_ConnMixin, http.client.HTTPSConnection):
     pass
 
 
+class SlotRequest(urllib.request.Request):
+    """A request whose connection is interruptible through ``slot`` (see :func:`build_opener`)."""
+
+    def __init__(self, *args: Any, slot: SocketSlot, **kw: Any) -> None:
+        super().__init__(*args, **kw)
+        self.slot = slot
+
+
+def _slot_of(req: urllib.request.Request) -> SocketSlot:
+    slot = getattr(req, "slot", None)
+    return slot if isinstance(slot, SocketSlot) else SocketSlot()
+
+
 class _HTTPHandler(urllib.request.HTTPHandler):
-    def __init__(self, slot: SocketSlot, idle: float) -> None:
+    def __init__(self, idle: float) -> None:
         super().__init__()
-        self._make = functools.partial(_Conn, slot=slot, idle=idle)
+        self._idle = idle
 
     def http_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
-        return self.do_open(self._make, req)  # type: ignore[arg-type]
+        make = functools.partial(_Conn, slot=_slot_of(req), idle=self._idle)
+        return self.do_open(make, req)  # type: ignore[arg-type]
 
 
 class _HTTPSHandler(urllib.request.HTTPSHandler):
-    def __init__(self, slot: SocketSlot, idle: float, tls: Callable[[], ssl.SSLContext]) -> None:
+    def __init__(self, idle: float, tls: Callable[[], ssl.SSLContext]) -> None:
         # Not HTTPSHandler.__init__: from Python 3.12 it builds a default TLS
         # context (loading the CA store) when given none. Ours comes from
         # ``tls`` when an https request is actually opened.
         urllib.request.AbstractHTTPHandler.__init__(self)
         self._tls = tls
-        self._make = functools.partial(_TLSConn, slot=slot, idle=idle)
+        self._idle = idle
 
     def https_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
-        return self.do_open(self._make, req, context=self._tls())  # type: ignore[arg-type]
+        make = functools.partial(_TLSConn, slot=_slot_of(req), idle=self._idle)
+        return self.do_open(make, req, context=self._tls())  # type: ignore[arg-type]
 
 
-def build_opener(
-    slot: SocketSlot, idle: float, tls: Callable[[], ssl.SSLContext]
-) -> urllib.request.OpenerDirector:
-    """A urllib opener whose connections are interruptible through ``slot``.
+def build_opener(idle: float, tls: Callable[[], ssl.SSLContext]) -> urllib.request.OpenerDirector:
+    """A urllib opener whose connections are interruptible through the ``slot`` of each
+    :class:`SlotRequest` it opens (a plain request gets a slot of its own).
 
-    ``tls`` returns the TLS context; it is called only for https requests.
+    Built once per client and shared by its requests, threads included: what
+    differs per request travels on the request. ``tls`` returns the TLS
+    context; it is called only for https requests.
     """
-    return urllib.request.build_opener(_HTTPHandler(slot, idle), _HTTPSHandler(slot, idle, tls))
+    return urllib.request.build_opener(_HTTPHandler(idle), _HTTPSHandler(idle, tls))
