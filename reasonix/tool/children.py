@@ -40,7 +40,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["popen"]
+__all__ = ["contained", "popen"]
 
 _PR_SET_PDEATHSIG = 1
 _Job = tuple[Callable[[], "subprocess.Popen[Any]"], "queue.Queue[tuple[bool, Any]]"]
@@ -164,7 +164,7 @@ def _in_spawner(make: Callable[[], subprocess.Popen[Any]]) -> subprocess.Popen[A
     return proc
 
 
-def _contained(argv: list[str]) -> bool:
+def contained(argv: list[str]) -> bool:
     """True for bubblewrap told to die with its parent and to end its pid namespace
     with it (options before ``--`` only: what follows is the command it runs)."""
     if not argv or os.path.basename(argv[0]) != "bwrap":
@@ -183,7 +183,7 @@ def popen(argv: list[str], **kwargs: Any) -> subprocess.Popen[Any]:
         flags = kwargs.pop("creationflags", 0) | getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0)
         return subprocess.Popen(argv, creationflags=flags, **kwargs)
     kwargs["start_new_session"] = True
-    if sys.platform.startswith("linux") and _contained(argv):
+    if sys.platform.startswith("linux") and contained(argv):
         return _in_spawner(lambda: subprocess.Popen(argv, **kwargs))
     prctl = _load_prctl() if sys.platform.startswith("linux") else None
     if prctl is None:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from reasonix.permission.sandbox import bwrap
-from reasonix.tool.children import _contained
+from reasonix.tool.children import contained
 
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="bubblewrap is Linux")
 
@@ -69,9 +69,42 @@ def test_a_working_bwrap_is_remembered_until_the_binary_changes(tmp_path: Path) 
 
 def test_only_bwrap_that_ends_its_namespace_with_us_is_contained() -> None:
     jail = ["/usr/bin/bwrap", "--die-with-parent", "--new-session", "--unshare-pid"]
-    assert _contained([*jail, "--ro-bind", "/", "/", "--", "bash", "-c", "x"])
-    assert not _contained(["/usr/bin/bwrap", "--unshare-pid", "--", "bash", "-c", "x"])
+    assert contained([*jail, "--ro-bind", "/", "/", "--", "bash", "-c", "x"])
+    assert not contained(["/usr/bin/bwrap", "--unshare-pid", "--", "bash", "-c", "x"])
     # the flags must be bwrap's own, not words of the command it runs
-    assert not _contained(["/usr/bin/bwrap", "--", "sh", "--die-with-parent", "--unshare-pid"])
-    assert not _contained(["bash", "-c", "bwrap --die-with-parent --unshare-pid"])
-    assert not _contained([])
+    assert not contained(["/usr/bin/bwrap", "--", "sh", "--die-with-parent", "--unshare-pid"])
+    assert not contained(["bash", "-c", "bwrap --die-with-parent --unshare-pid"])
+    assert not contained([])
+
+
+@linux_only
+def test_what_a_jailed_command_leaves_behind_dies_with_the_jail_without_a_process_scan(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = shutil.which("bwrap")
+    if real is None:
+        pytest.skip("MISSING bubblewrap: apt-get install bubblewrap")
+    from reasonix.cancel import Cancel
+    from reasonix.tool.builtin import _proc
+
+    def no_scan(tag: str) -> set[int]:
+        raise AssertionError("a jailed command needs no scan for strays")
+
+    monkeypatch.setattr(_proc, "tagged", no_scan)
+    pids = tmp_path / "pids"
+    script = (
+        f"(setsid sleep 97 & echo $! >> {pids}); nohup sleep 98 >/dev/null 2>&1 & echo $! >> {pids}"
+    )
+    jail = [real, "--die-with-parent", "--new-session", "--unshare-pid", "--ro-bind", "/", "/"]
+    jail += ["--dev", "/dev", "--proc", "/proc", "--bind", str(tmp_path), str(tmp_path)]
+    out: list[bytes] = []
+    outcome = _proc.run_command(
+        [*jail, "--", "bash", "-c", script], cwd=str(tmp_path), env={"PATH": "/usr/bin:/bin"},
+        sink=out.append, cancel=Cancel(),
+    )  # fmt: skip
+    assert outcome.exit_code == 0
+    assert len(pids.read_text().split()) == 2  # both were started (pids of the jail's namespace)
+    import subprocess
+
+    left = subprocess.run(["pgrep", "-f", "sleep 9[78]$"], capture_output=True, text=True)
+    assert left.stdout == ""  # the namespace ended with bwrap: nothing survived

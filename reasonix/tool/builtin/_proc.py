@@ -26,7 +26,7 @@ from collections.abc import Callable
 
 from reasonix.cancel import Cancel
 from reasonix.lazy import Pattern, dataclass
-from reasonix.tool.children import popen
+from reasonix.tool.children import contained, popen
 
 __all__ = [
     "KILL_GRACE_SECONDS",
@@ -255,8 +255,13 @@ def run_command(
     """
     if not hasattr(os, "killpg"):
         return _run_threaded(argv, cwd, env, sink, cancel, timeout, on_start)
-    tag = f"{os.getpid()}.{next(_tags)}.{time.monotonic_ns()}"
-    proc = spawn(argv, cwd, {**env, TAG_VAR: tag})
+    if contained(argv):
+        # Its pid namespace ends with it: nothing it started can outlive it, so there is
+        # no stray to look for (a scan of every process's environment per command).
+        tag, proc = "", spawn(argv, cwd, env)
+    else:
+        tag = f"{os.getpid()}.{next(_tags)}.{time.monotonic_ns()}"
+        proc = spawn(argv, cwd, {**env, TAG_VAR: tag})
     if on_start is not None:
         on_start(proc)
     tree = _Tree(proc.pid, tag)
