@@ -35,6 +35,7 @@ import shutil
 import subprocess
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -47,7 +48,7 @@ from reasonix.slices import short_slices
 if TYPE_CHECKING:
     from reasonix.agent.snaptree import Entries, StatCache
 
-__all__ = ["FILE_LIMIT", "CheckpointStore", "Turn", "TurnRecorder"]
+__all__ = ["FILE_LIMIT", "CheckpointStore", "StaleTree", "Turn", "TurnRecorder"]
 
 FILE_LIMIT = 10 * 1024 * 1024  # a file larger than this is not kept (named in the log)
 _GIT_TIMEOUT = 120.0
@@ -160,8 +161,12 @@ class CheckpointStore:
         with self._lock:
             return self._commit(tree, message)
 
-    def tree(self) -> tuple[str, list[str]]:
-        """The workspace as it is now, stored as a tree; returns (tree id, files too big)."""
+    def tree(self, wanted: Callable[[], bool] | None = None) -> tuple[str, list[str]]:
+        """The workspace as it is now, stored as a tree; returns (tree id, files too big).
+
+        ``wanted`` is asked once git has listed the files: False stops there with
+        :class:`StaleTree` (a tree prepared ahead that a write has made useless).
+        """
         with self._lock:
             self._ensure()
             if self.native and self._is_plain() and not (self.git_dir / "index").exists():
@@ -170,6 +175,8 @@ class CheckpointStore:
                 from reasonix.agent.snaptree import native_tree
 
                 listed = self.git("ls-files", "-z", "--others", "--exclude-standard")
+                if wanted is not None and not wanted():
+                    raise StaleTree
                 made = native_tree(
                     self.workspace, self.git_dir, listed, FILE_LIMIT, self._stats, self._kept
                 )
@@ -177,6 +184,8 @@ class CheckpointStore:
                     tree, too_big, self._entries = made
                     return tree, too_big
             listed = self.git("ls-files", "-z", "--others", "--modified", "--exclude-standard")
+            if wanted is not None and not wanted():
+                raise StaleTree
             names = sorted({n for n in listed.decode("utf-8", "replace").split("\0") if n})
             too_big = []
             for name in names:
@@ -367,12 +376,17 @@ def _turns(recs: list[dict[str, Any]], session: str, depth: int) -> list[Turn]:
     return inherited + [own[k] for k in sorted(own)]
 
 
+class StaleTree(SessionError):
+    """A tree prepared ahead was given up before it was written (see CheckpointStore.tree)."""
+
+
 class _Ahead:
     """A tree prepared on a background thread (:meth:`CheckpointStore.tree`)."""
 
     def __init__(self, store: CheckpointStore) -> None:
         self.result: tuple[str, list[str]] | None = None
         self.error: Exception | None = None
+        self.dropped = False  # nobody will take it: stop before writing objects
         self.thread = threading.Thread(
             target=self._run, args=(store,), name="reasonix-checkpoint", daemon=True
         )
@@ -381,11 +395,15 @@ class _Ahead:
     def _run(self, store: CheckpointStore) -> None:
         try:
             with short_slices():  # each git process's end needs the GIL back at once
-                self.result = store.tree()
+                self.result = store.tree(wanted=lambda: not self.dropped)
         except (SessionError, OSError) as exc:
             self.error = exc
         except Exception as exc:  # noqa: BLE001 - a thread's surprise is no traceback on screen
             self.error = SessionError(f"checkpoint: {type(exc).__name__}: {exc}")
+
+    def drop(self) -> None:
+        """Nobody will take this tree (a write made it stale): let it stop early."""
+        self.dropped = True
 
     def take(self) -> tuple[str, list[str]]:
         """Wait for the tree; raises what preparing it raised."""
@@ -436,15 +454,21 @@ class TurnRecorder:
         """A round of tools ended: in a turn that wrote, prepare its "after" tree."""
         turn = self._turn
         if turn is not None and turn.before and turn.before != "-":
+            self._drop_after()
             self._after = _Ahead(self.store)
+
+    def _drop_after(self) -> None:
+        ahead, self._after = self._after, None
+        if ahead is not None:
+            ahead.drop()
 
     def outside_change(self) -> None:
         """Files may change outside a tool (a Stop hook): an "after" tree made before is stale."""
-        self._after = None
+        self._drop_after()
 
     def before_write(self) -> None:
         """A tool that may change files is about to run: snapshot once per turn."""
-        self._after = None  # whatever it prepared, this write comes after it
+        self._drop_after()  # whatever it prepared, this write comes after it
         turn = self._turn
         if turn is None or turn.before:
             return

@@ -56,10 +56,15 @@ def write_object(git_dir: Path, kind: bytes, body: bytes) -> str:
         return oid
     folder.mkdir(exist_ok=True)
     tmp = folder / f"tmp_obj_{os.getpid()}_{threading.get_ident()}"
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL
     try:
-        with open(tmp, "wb") as fh:
+        try:
+            fd = os.open(tmp, flags, 0o444)  # read-only from the start, as git makes them
+        except FileExistsError:  # left by a killed process of the same pid and thread id
+            os.unlink(tmp)
+            fd = os.open(tmp, flags, 0o444)
+        with open(fd, "wb") as fh:
             fh.write(zlib.compress(data))
-        os.chmod(tmp, 0o444)
         os.replace(tmp, target)  # the same name means the same bytes: replacing is harmless
     finally:
         with contextlib.suppress(FileNotFoundError):

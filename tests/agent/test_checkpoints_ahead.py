@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from reasonix.agent.checkpoints import CheckpointStore, TurnRecorder
+from reasonix.agent.checkpoints import CheckpointStore, StaleTree, TurnRecorder
 
 
 def _workspace(tmp_path: Path) -> Path:
@@ -117,3 +117,32 @@ def test_the_end_of_a_turn_is_in_the_log_before_anyone_reads_it(tmp_path: Path) 
     assert after and store.content(after, "a.txt") == b"edited\n"
     rec.begin("s", 0, "next")
     assert [t.number for t in store.turns("s")] == [1, 2]
+
+
+def test_an_after_tree_a_write_made_stale_stops_before_writing_objects(tmp_path: Path) -> None:
+    ws = _workspace(tmp_path)
+    store = CheckpointStore(ws)
+    rec = TurnRecorder(store)
+    rec.begin("s", 0, "two rounds of edits")
+    rec.tools_starting()
+    rec.before_write()
+    (ws / "a.txt").write_text("round one\n")
+
+    def objects() -> set[str]:
+        return {str(p) for p in (store.git_dir / "objects").rglob("*") if p.is_file()}
+
+    known = objects()
+    with store._lock:  # the "after" tree of round one waits here ...
+        rec.tools_done()
+        stale = rec._after
+        rec.tools_starting()
+        rec.before_write()  # ... while round two writes: nobody will take it now
+    assert stale is not None and stale.dropped
+    stale.thread.join()
+    assert isinstance(stale.error, StaleTree)
+    assert objects() == known  # it listed the files, then gave up
+    (ws / "b.txt").write_text("round two\n")
+    rec.tools_done()
+    rec.end()
+    before, after = _turn(store)
+    assert store.changed(before, after) == ["a.txt", "b.txt"]
