@@ -43,15 +43,16 @@ import sys
 VERSION = {version!r}
 
 if sys.argv[1:] in (["--version"], ["-V"]):
-    # The hot path of scripts and health checks: answer before importing anything.
+    # The hot path of scripts and health checks: answer before importing anything,
+    # and leave without the interpreter's teardown (nothing of ours needs it).
+    import os
+
     try:
         sys.stdout.write("reasonix " + VERSION + "\\n")
         sys.stdout.flush()
     except (AttributeError, OSError):  # stdout closed (None) or unwritable (full disk)
-        import os
-
         os._exit(1)  # skip the exit-time flush that would fail again, noisily
-    sys.exit(0)
+    os._exit(0)
 
 # The rest of the start lives in _pyzboot.py, so --version compiles none of it.
 import _pyzboot

@@ -72,10 +72,21 @@ def _version() -> str:
     return __version__
 
 
+_quick_exit = [False]  # set by _route / _dispatch; read by quick_exit_ok()
+
+
+def quick_exit_ok() -> bool:
+    """True when the command that ran closes everything it opens (``QUICK_EXIT`` in its
+    module, or an answer printed by the router itself): the process may then end
+    without the interpreter's teardown (``reasonix.__main__.leave``)."""
+    return _quick_exit[0]
+
+
 def _dispatch(module_name: str, prog: str, argv: list[str]) -> int:
     import importlib
 
     module = importlib.import_module(module_name)
+    _quick_exit[0] = bool(getattr(module, "QUICK_EXIT", False))
     if not getattr(module, "COLLECTS_AFTER_BUILD", False):
         collect_again()
     if module_name == _RUN_MODULE:  # a plain `run` command line: no argparse (cli/argspec.py)
@@ -135,9 +146,11 @@ def _route(argv: list[str]) -> int:
     first = argv[0]
     if first in ("-V", "--version"):
         print(f"reasonix {_version()}")
+        _quick_exit[0] = True
         return 0
     if first in ("-h", "--help", "help"):
         print(_help_text(), end="")
+        _quick_exit[0] = True
         return 0
     if first.startswith("-") and any(a in ("-p", "--print") for a in argv):
         return _dispatch(_RUN_MODULE, "reasonix", argv)

@@ -48,11 +48,14 @@ from reasonix.errors import Cancelled, ConfigError, ReasonixError, UsageError, c
 if TYPE_CHECKING:
     import argparse
 
-__all__ = ["COLLECTS_AFTER_BUILD", "configure", "execute"]
+__all__ = ["COLLECTS_AFTER_BUILD", "QUICK_EXIT", "configure", "execute"]
 
 # The runtime is built with cyclic GC still off (cli.main.collect_again): it allocates
 # what lives for the whole run, so sweeping it meanwhile is pure cost.
 COLLECTS_AFTER_BUILD = True
+# Everything a run opens is closed before execute() returns (the runtime, the event log):
+# the process may end without the interpreter's teardown (reasonix.__main__.leave).
+QUICK_EXIT = True
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
