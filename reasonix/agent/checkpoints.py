@@ -84,6 +84,7 @@ class CheckpointStore:
         self._plain: bool | None = None  # a SHA-1 repository with loose refs (see _commit)
         self._finishing: list[threading.Thread] = []  # turn ends still being recorded
         self._attributed = False  # info/attributes checked (see _ensure)
+        self._git: str | None = None  # the git program, once looked up
         self.native = True  # small workspaces: trees written by us (reasonix.agent.snaptree)
         self._stats: StatCache = {}
         self._entries: Entries = {}  # the last tree we wrote, by file
@@ -118,9 +119,11 @@ class CheckpointStore:
         env = self._env()
         if not work_tree:
             env.pop("GIT_WORK_TREE")
+        if self._git is None:  # found once: each call would search PATH again
+            self._git = shutil.which("git", path=env.get("PATH")) or "git"
         try:
             done = subprocess.run(
-                ["git", "-c", "core.autocrlf=false", "-c", "core.quotepath=false", *args],
+                [self._git, "-c", "core.autocrlf=false", "-c", "core.quotepath=false", *args],
                 cwd=self.workspace, env=env, input=data, capture_output=True,
                 timeout=_GIT_TIMEOUT, check=False,
             )  # fmt: skip
