@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 if TYPE_CHECKING:
     import re
 
-__all__ = ["Pattern", "asdict", "build", "dataclass", "field", "ready", "replace"]
+__all__ = ["Pattern", "asdict", "build", "dataclass", "field", "lazy_exports", "ready", "replace"]
 
 _T = TypeVar("_T")
 _LOCK = threading.RLock()  # a class is built once, whichever thread gets there first
@@ -261,3 +261,25 @@ class Pattern:
     ) -> tuple[str, int]:
         """``re.Pattern.subn``."""
         return self.compiled().subn(repl, string, count)
+
+
+def lazy_exports(package: str, table: dict[str, str]) -> Callable[[str], Any]:
+    """A module ``__getattr__`` for ``package`` that imports each name of ``table``
+    (name -> the submodule defining it) on first access and keeps it.
+
+    A package re-exports this way so that importing one of its submodules (for
+    a constant, say) does not load every other one before the first request.
+    """
+
+    def __getattr__(name: str) -> Any:
+        module = table.get(name)
+        if module is None:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        import importlib
+        import sys
+
+        value = getattr(importlib.import_module(module), name)
+        setattr(sys.modules[package], name, value)  # the next look-up is a plain attribute
+        return value
+
+    return __getattr__

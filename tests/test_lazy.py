@@ -395,3 +395,23 @@ def test_a_class_var_is_no_field() -> None:
     assert repr(WithClassVar()) == "WithClassVar(n=1)"
     assert WithClassVar.__match_args__ == ("n",)
     assert [f.name for f in dataclasses.fields(WithClassVar)] == ["n"]
+
+
+def test_lazy_exports_import_a_name_on_first_access_and_keep_it() -> None:
+    import sys
+    import types
+
+    from reasonix.lazy import lazy_exports
+
+    package = types.ModuleType("_lazy_exports_probe")
+    setattr(package, "__getattr__", lazy_exports("_lazy_exports_probe", {"dedent": "textwrap"}))  # noqa: B010
+    sys.modules["_lazy_exports_probe"] = package
+    try:
+        import textwrap
+
+        assert package.dedent is textwrap.dedent  # type: ignore[attr-defined]
+        assert "dedent" in vars(package)  # kept: the next look-up is a plain attribute
+        with pytest.raises(AttributeError, match="no attribute 'indent'"):
+            _ = package.indent  # type: ignore[attr-defined]
+    finally:
+        del sys.modules["_lazy_exports_probe"]

@@ -89,6 +89,13 @@ class CheckpointStore:
         self._stats: StatCache = {}
         self._entries: Entries = {}  # the last tree we wrote, by file
 
+    def finish_later(self, target: Callable[[], None], name: str) -> None:
+        """Run ``target`` on a thread that :meth:`settle` (so every reader of the log)
+        and the process's exit wait for: a turn's end, recorded off the answer's path."""
+        done = threading.Thread(target=target, name=name)  # not a daemon: exit waits
+        self._finishing.append(done)
+        done.start()
+
     def settle(self) -> None:
         """Wait for every turn end still being recorded (see :meth:`TurnRecorder.end`)."""
         while True:
@@ -501,14 +508,13 @@ class TurnRecorder:
         turn, self._turn = self._turn, None
         unused, ahead, self._after, self._before = self._before, self._after, None, None
         if unused is not None:  # a turn that never wrote: no git may outlive the turn
+            unused.drop()  # nobody takes its tree: it stops once git has listed the files
             unused.thread.join()
         if turn is None or not turn.before or turn.before == "-":
             return
-        done = threading.Thread(
-            target=self._record_after, args=(turn, ahead), name="reasonix-checkpoint-end"
+        self.store.finish_later(
+            lambda: self._record_after(turn, ahead), name="reasonix-checkpoint-end"
         )
-        self.store._finishing.append(done)
-        done.start()
 
     def _record_after(self, turn: Turn, ahead: _Ahead | None) -> None:
         try:

@@ -13,8 +13,9 @@ write-scope and sandbox-escape questions in :mod:`.scope` and :mod:`.escape`.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from reasonix.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from reasonix.permission.approval import (
@@ -94,8 +95,4 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
+__getattr__ = lazy_exports(__name__, _LAZY)

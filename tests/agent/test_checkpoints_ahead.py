@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import subprocess
+import threading
+import time
 from pathlib import Path
 
 from reasonix.agent.checkpoints import CheckpointStore, StaleTree, TurnRecorder
@@ -146,3 +148,25 @@ def test_an_after_tree_a_write_made_stale_stops_before_writing_objects(tmp_path:
     rec.end()
     before, after = _turn(store)
     assert store.changed(before, after) == ["a.txt", "b.txt"]
+
+
+def test_a_turn_that_only_read_leaves_no_objects_and_no_git_behind(tmp_path: Path) -> None:
+    ws = _workspace(tmp_path)
+    store = CheckpointStore(ws)
+    rec = TurnRecorder(store)
+    rec.begin("s", 0, "just look")
+    with store._lock:  # the "before" tree waits here while the reads run
+        rec.tools_starting()
+        before = rec._before
+        rec.tools_done()
+        assert before is not None and before.thread.is_alive()
+        finished = threading.Thread(target=rec.end)
+        finished.start()  # the turn ends without a write; end() waits for the tree
+        deadline = time.monotonic() + 10
+        while not before.dropped and time.monotonic() < deadline:
+            time.sleep(0.001)  # end() gives the tree up before the lock lets it run
+    finished.join()
+    assert not before.thread.is_alive() and isinstance(before.error, StaleTree)
+    objects = store.git_dir / "objects"
+    assert not [p for p in objects.rglob("*") if p.is_file()]  # listed, never written
+    assert _turn(store) == ("", "")

@@ -15,8 +15,9 @@ Only ``reasonix/boot`` assembles these.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from reasonix.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from reasonix.agent.coordinator.coordinator import Coordinator
@@ -68,8 +69,4 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
+__getattr__ = lazy_exports(__name__, _LAZY)
