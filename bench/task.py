@@ -12,6 +12,11 @@ measure:
   (what the agent itself costs, tools included);
 * **peak RSS** — ``ru_maxrss`` of the process from ``wait4``.
 
+Every run is a first use by default (a new project directory and Reasonix
+home: the sessions directory and the checkpoint repository are made during
+the run); ``--returning`` keeps both between runs, as for a user's next task
+in the same project.
+
 Each figure is the median of ``--runs`` interleaved rounds (one run of each
 program per round, alternating which goes first) and is printed with its
 ratio to the reference (bench/ref_loop.py). Targets: first request ≤ 1.5×,
@@ -25,6 +30,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -90,12 +96,23 @@ class TimedServer:
 
 
 def one_run(
-    argv_for: Callable[[str], list[str]], env: dict[str, str], extra_toml: str = ""
+    argv_for: Callable[[str], list[str]],
+    env: dict[str, str],
+    extra_toml: str = "",
+    place: Path | None = None,
 ) -> dict[str, float]:
-    """Run one program on a fresh workspace; return its three figures."""
-    with tempfile.TemporaryDirectory() as tmp:
+    """Run one program on a fresh workspace; return its three figures.
+
+    With ``place`` the workspace and the Reasonix home are the same directories
+    on every run (a returning user: the project's sessions and checkpoint
+    repository exist); the workspace's files are put back first.
+    """
+    with tempfile.TemporaryDirectory() as scratch:
+        tmp = str(place) if place is not None else scratch
         ws = Path(tmp) / "repo"
-        ws.mkdir()
+        if ws.exists():
+            shutil.rmtree(ws)
+        ws.mkdir(parents=True)
         (ws / "calc.py").write_text(CALC)
         (ws / "test_calc.py").write_text(TEST)
         timed = TimedServer()
@@ -127,7 +144,11 @@ Program = tuple[Callable[[str], list[str]], str]  # argv for a URL, extra TOML
 
 
 def interleaved(
-    runs: int, ours: Program, ref: Program, env: dict[str, str]
+    runs: int,
+    ours: Program,
+    ref: Program,
+    env: dict[str, str],
+    places: tuple[Path, Path] | None = None,
 ) -> tuple[dict[str, float], dict[str, float]]:
     """Per-figure medians over ``runs`` rounds of one run each, in alternating order
     (a slow spell of the machine then weighs on both programs alike)."""
@@ -136,7 +157,7 @@ def interleaved(
         order = (0, 1) if n % 2 == 0 else (1, 0)
         for i in order:
             argv_for, extra = (ours, ref)[i]
-            results[i].append(one_run(argv_for, env, extra))
+            results[i].append(one_run(argv_for, env, extra, places[i] if places else None))
     return tuple(  # type: ignore[return-value]
         {k: statistics.median(r[k] for r in rs) for k in rs[0]} for rs in results
     )
@@ -154,6 +175,12 @@ def main() -> int:
         "--no-sandbox",
         action="store_true",
         help='set [sandbox] bash = "off" (the reference runs bash unsandboxed)',
+    )
+    ap.add_argument(
+        "--returning",
+        action="store_true",
+        help="the same project directory and Reasonix home on every run (its sessions and "
+        "checkpoint repository exist), instead of a first use every time",
     )
     ap.add_argument(
         "--max-first-request",
@@ -186,13 +213,17 @@ def main() -> int:
     def ours_argv(url: str) -> list[str]:
         return [sys.executable, *program, "run", "--json", "-y", prompt]
 
-    one_run(ours_argv, env, extra)  # warm-up: unpack + byte-code, as after the first use
+    places = None
+    if args.returning:
+        root = Path(tempfile.mkdtemp(prefix="reasonix-bench-returning-"))
+        places = (root / "ours", root / "ref")
+    one_run(ours_argv, env, extra, places[0] if places else None)  # warm-up: unpack, byte-code
 
     def ref_argv(url: str) -> list[str]:
         return [sys.executable, str(ROOT / "bench" / "ref_loop.py"), url, prompt]
 
     for attempt in range(3 if args.max_first_request else 1):
-        ours, ref = interleaved(args.runs, (ours_argv, extra), (ref_argv, ""), env)
+        ours, ref = interleaved(args.runs, (ours_argv, extra), (ref_argv, ""), env, places)
         report(ours, ref)
         ratio = ours["first_request_ms"] / ref["first_request_ms"]
         if not args.max_first_request or ratio <= args.max_first_request:
