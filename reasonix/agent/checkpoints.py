@@ -233,13 +233,14 @@ class CheckpointStore:
         """The entries ``names`` had in the last tree (this process's, else the latest
         snapshot's): what a file grown too big keeps."""
         found = {n: self._entries[n] for n in names if n in self._entries}
-        missing = [os.fsdecode(n) for n in names if n not in found]
+        missing = {n for n in names if n not in found}
         if missing and (self.git_dir / "refs" / "reasonix" / "latest").is_file():
-            out = self.git("ls-tree", "-z", "refs/reasonix/latest", "--", *missing)
+            specs = [f":(literal){os.fsdecode(n)}" for n in sorted(missing)]  # no globbing
+            out = self.git("ls-tree", "-z", "refs/reasonix/latest", "--", *specs)
             for row in out.split(b"\0"):
                 meta, _, name = row.partition(b"\t")
                 parts = meta.split()
-                if len(parts) == 3 and parts[1] == b"blob":
+                if name in missing and len(parts) == 3 and parts[1] == b"blob":
                     found[name] = (parts[0], bytes.fromhex(parts[2].decode()))
         return found
 

@@ -204,3 +204,23 @@ def test_any_small_workspace_gets_the_same_tree_from_both(
     ours, gits = _stores(tmp, ws)
     assert ours.tree() == gits.tree()
     assert not _index_exists(ours)
+
+
+def test_a_big_file_with_a_glob_in_its_name_keeps_only_its_own_bytes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import reasonix.agent.checkpoints as checkpoints
+
+    monkeypatch.setattr(checkpoints, "FILE_LIMIT", 100)
+    ws = tmp_path / "ws"
+    (ws / "d").mkdir(parents=True)
+    (ws / "d" / "a*b.log").write_text("small\n")
+    (ws / "d" / "axb.log").write_text("other\n")
+    CheckpointStore(ws, root=tmp_path / "cp").snapshot("t1")
+    (ws / "d" / "a*b.log").write_bytes(b"z" * 500)
+    (ws / "d" / "axb.log").write_text("changed\n")
+    later = CheckpointStore(ws, root=tmp_path / "cp")  # the next process: kept bytes from git
+    commit, too_big = later.snapshot("t2")
+    assert too_big == ["d/a*b.log"]
+    assert later.content(commit, "d/a*b.log") == b"small\n"
+    assert later.content(commit, "d/axb.log") == b"changed\n"  # not matched by the '*'
