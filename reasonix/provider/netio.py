@@ -189,6 +189,18 @@ class _HTTPSHandler(urllib.request.HTTPSHandler):
         return self.do_open(make, req, context=self._tls())  # type: ignore[arg-type]
 
 
+class _SlotRedirects(urllib.request.HTTPRedirectHandler):
+    """Redirects as urllib follows them, the new request keeping the old one's slot
+    (so a cancel still reaches the connection the redirect opens)."""
+
+    def redirect_request(self, req: Any, fp: Any, code: int, msg: str, headers: Any,
+                         newurl: str) -> urllib.request.Request | None:  # fmt: skip
+        new = super().redirect_request(req, fp, code, msg, headers, newurl)
+        if new is not None and isinstance(getattr(req, "slot", None), SocketSlot):
+            new.slot = req.slot  # type: ignore[attr-defined]
+        return new
+
+
 def build_opener(idle: float, tls: Callable[[], ssl.SSLContext]) -> urllib.request.OpenerDirector:
     """A urllib opener whose connections are interruptible through the ``slot`` of each
     :class:`SlotRequest` it opens (a plain request gets a slot of its own).
@@ -197,4 +209,6 @@ def build_opener(idle: float, tls: Callable[[], ssl.SSLContext]) -> urllib.reque
     differs per request travels on the request. ``tls`` returns the TLS
     context; it is called only for https requests.
     """
-    return urllib.request.build_opener(_HTTPHandler(idle), _HTTPSHandler(idle, tls))
+    return urllib.request.build_opener(
+        _HTTPHandler(idle), _HTTPSHandler(idle, tls), _SlotRedirects()
+    )

@@ -201,3 +201,45 @@ def test_untrusted_certificate_fails_without_retry(
     ):
         provider("openai", srv.url, http=client(sleeps)).stream(request(), Cancel())
     assert sleeps.delays == []
+
+
+def test_a_cancel_reaches_the_connection_a_redirect_opened() -> None:
+    """The opener is shared by a client's requests; the socket slot rides on each request,
+    and a redirect's new request keeps it."""
+    import http.server
+
+    release = threading.Event()
+
+    class Redirecting(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            self.send_response(303)
+            self.send_header("Location", "/slow")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def do_GET(self) -> None:
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.end_headers()
+            self.wfile.flush()
+            release.wait(20)  # answers nothing until the test is over
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Redirecting)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        http_client = HTTPClient(timeouts=Timeouts(connect=2, idle=15))
+        cancel = Cancel()
+        threading.Timer(0.3, cancel.cancel).start()
+        start = time.monotonic()
+        with pytest.raises(Cancelled):
+            url = f"http://127.0.0.1:{server.server_address[1]}/v1/chat/completions"
+            http_client.post_stream(url, {}, b"{}", cancel)
+        assert time.monotonic() - start < 5.0  # not the 15 s idle timeout
+    finally:
+        release.set()
+        server.shutdown()
+        server.server_close()
