@@ -288,22 +288,22 @@ class HTTPClient:
         self._rand = rand or random.random
         self.on_retry = on_retry
         self._ssl_context = ssl_context
-        self._ssl_lock = threading.Lock()
-        self._opener: tuple[float, urllib.request.OpenerDirector] | None = None
+        self._lock = threading.Lock()
+        self._opener: urllib.request.OpenerDirector | None = None
 
-    def _opener_for(self, idle: float) -> urllib.request.OpenerDirector:
-        """One opener per client (urllib makes and inspects ten handlers for each):
-        the socket slot of a request travels on the request itself."""
-        with self._ssl_lock:
-            if self._opener is None or self._opener[0] != idle:
-                self._opener = (idle, build_opener(idle, self._tls))
-            return self._opener[1]
+    def _shared_opener(self) -> urllib.request.OpenerDirector:
+        """One opener per client, made on the first request (urllib makes and inspects
+        ten handlers for each): the socket slot of a request travels on the request."""
+        with self._lock:
+            if self._opener is None:
+                self._opener = build_opener(self.timeouts.idle, self._tls)
+            return self._opener
 
     @property
     def _ssl(self) -> ssl.SSLContext:
         """The TLS context, made on the first https request: loading the CA store
         takes tens of milliseconds that an http:// endpoint never needs."""
-        with self._ssl_lock:
+        with self._lock:
             if self._ssl_context is None:
                 self._ssl_context = ssl.create_default_context()
             return self._ssl_context
@@ -345,7 +345,7 @@ class HTTPClient:
         where = _endpoint(url)
         slot = SocketSlot()
         unregister = cancel.on_cancel(slot.abort)
-        opener = self._opener_for(self.timeouts.idle)
+        opener = self._shared_opener()
         hdrs = {
             "Content-Type": "application/json",
             "Accept": "text/event-stream",
