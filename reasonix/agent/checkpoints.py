@@ -179,23 +179,23 @@ class CheckpointStore:
         """
         with self._lock:
             self._ensure()
-            if self.native and self._is_plain() and not (self.git_dir / "index").exists():
+            indexed = (self.git_dir / "index").exists()
+            # Without an index every file is "other" and none can be "modified".
+            what = ("--others", "--modified") if indexed else ("--others",)
+            listed = self.git("ls-files", "-z", *what, "--exclude-standard")
+            if wanted is not None and not wanted():
+                raise StaleTree
+            if not indexed and self.native and self._is_plain():
                 # git lists (its ignore rules decide), we write the objects; once git has
                 # built a tree here, its index is the record and git keeps doing so.
                 from reasonix.agent.snaptree import native_tree
 
-                listed = self.git("ls-files", "-z", "--others", "--exclude-standard")
-                if wanted is not None and not wanted():
-                    raise StaleTree
                 made = native_tree(
                     self.workspace, self.git_dir, listed, FILE_LIMIT, self._stats, self._kept
                 )
                 if made is not None:
                     tree, too_big, self._entries = made
                     return tree, too_big
-            listed = self.git("ls-files", "-z", "--others", "--modified", "--exclude-standard")
-            if wanted is not None and not wanted():
-                raise StaleTree
             names = sorted({n for n in listed.decode("utf-8", "replace").split("\0") if n})
             too_big = []
             for name in names:
