@@ -120,8 +120,10 @@ class _Client:
     """Small JSON GET/POST with one deadline for the whole probe.
 
     The environment's proxies apply as for requests (``NO_PROXY`` spares
-    loopback); without one, the asks share one kept-alive connection
-    (``http.client``): four asks of a local server then cost about one.
+    loopback); without one, the asks :meth:`sent_ahead` all go out at once,
+    each on a connection of its own (``http.client``), and their answers are
+    read in the probe's order: four asks of a local server then take about
+    as long as one. Any other ask shares one kept-alive connection.
     """
 
     def __init__(self, headers: Mapping[str, str], timeout: float) -> None:
@@ -130,27 +132,53 @@ class _Client:
         self.down = False  # the server refused the connection: asking more is pointless
         self._opener: urllib.request.OpenerDirector | None = None
         self._conns: dict[tuple[str, str], Any] = {}
+        self._ahead: dict[tuple[str, bytes | None], Any] = {}  # sent, answer not read yet
 
     def close(self) -> None:
-        """Close the kept-alive connections."""
-        for conn in self._conns.values():
+        """Close the kept-alive connections and those of answers never read."""
+        for conn in [*self._conns.values(), *self._ahead.values()]:
             conn.close()
         self._conns.clear()
+        self._ahead.clear()
+
+    def send_ahead(self, asks: list[tuple[str, Any]]) -> None:
+        """Send these (url, JSON body or None) asks now, each on a connection of its own;
+        :meth:`json` of the same url and body then only reads the answer. Asks that go
+        through a proxy, or cannot be sent, are left to :meth:`json` as usual."""
+        for url, body in asks:
+            data = None if body is None else json.dumps(body).encode()
+            left = self.deadline - time.monotonic()
+            parts = urlsplit(url)
+            if self.down or left <= 0.01 or parts.scheme not in ("http", "https"):
+                return
+            if (url, data) in self._ahead or _proxied(parts.scheme, parts.hostname or ""):
+                continue
+            conn = None
+            try:
+                conn = self._connect(parts, left)
+                self._send(conn, parts, data)
+            except (OSError, ValueError) as err:
+                if conn is not None:
+                    conn.close()
+                if isinstance(err, ConnectionRefusedError):
+                    self.down = True
+                continue
+            self._ahead[(url, data)] = conn
 
     def json(self, url: str, body: Any = None) -> Any:
         left = self.deadline - time.monotonic()
         if self.down or left <= 0.01 or not url.startswith(("http://", "https://")):
             return None
         data = None if body is None else json.dumps(body).encode()
-        headers = dict(self.headers)
-        if data is not None:
-            headers["Content-Type"] = "application/json"
         try:
             parts = urlsplit(url)
-            if _proxied(parts.scheme, parts.hostname or ""):
-                raw = self._via_urllib(url, data, headers, left)
+            sent = self._ahead.pop((url, data), None)
+            if sent is not None:
+                raw = self._answer(sent, left, keep=False)
+            elif _proxied(parts.scheme, parts.hostname or ""):
+                raw = self._via_urllib(url, data, self._headers(data), left)
             else:
-                raw = self._direct(parts, data, headers, left)
+                raw = self._direct(parts, data, left)
         except (urllib.error.URLError, OSError, ValueError) as err:
             reason = getattr(err, "reason", err)
             if isinstance(reason, ConnectionRefusedError):
@@ -162,6 +190,12 @@ class _Client:
             return json.loads(raw)
         except ValueError:
             return None
+
+    def _headers(self, data: bytes | None) -> dict[str, str]:
+        headers = dict(self.headers)
+        if data is not None:
+            headers["Content-Type"] = "application/json"
+        return headers
 
     def _via_urllib(
         self, url: str, data: bytes | None, headers: dict[str, str], left: float
@@ -177,40 +211,53 @@ class _Client:
             err.close()
             return None
 
-    def _direct(
-        self, parts: Any, data: bytes | None, headers: dict[str, str], left: float
-    ) -> bytes | None:
+    def _connect(self, parts: Any, left: float) -> Any:
+        """A new connection to ``parts``' server, connected (plain HTTP) within ``left``."""
         import http.client
 
-        key = (parts.scheme, parts.netloc)
-        conn = self._conns.get(key)
-        if conn is None:
-            kind = (
-                http.client.HTTPSConnection
-                if parts.scheme == "https"
-                else http.client.HTTPConnection
-            )
-            conn = self._conns[key] = kind(parts.hostname or "", parts.port, timeout=left)
-        if conn.sock is None and parts.scheme == "http":  # connected here: no IDNA codec
+        kind = (
+            http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
+        )
+        conn = kind(parts.hostname or "", parts.port, timeout=left)
+        if parts.scheme == "http":  # connected here: no IDNA codec
             import socket
 
             from reasonix.provider.netio import wire_host
 
             address = (wire_host(conn.host), conn.port)
             conn.sock = socket.create_connection(address, timeout=left)  # type: ignore[arg-type]
-        elif conn.sock is not None:
-            conn.sock.settimeout(left)
+        return conn
+
+    def _send(self, conn: Any, parts: Any, data: bytes | None) -> None:
         path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
         try:
-            conn.request("POST" if data is not None else "GET", path, body=data, headers=headers)
-            resp = conn.getresponse()
-            raw: bytes = resp.read(_BODY_LIMIT + 1)
+            conn.request("POST" if data is not None else "GET", path, body=data,
+                         headers=self._headers(data))  # fmt: skip
         except BaseException:
             conn.close()  # a half-spoken exchange: the next ask opens a fresh connection
             raise
-        if resp.will_close or len(raw) > _BODY_LIMIT:
+
+    def _answer(self, conn: Any, left: float, *, keep: bool) -> bytes | None:
+        """The body of the answer on ``conn`` (None unless 2xx); closes it unless ``keep``."""
+        if conn.sock is not None:
+            conn.sock.settimeout(left)
+        try:
+            resp = conn.getresponse()
+            raw: bytes = resp.read(_BODY_LIMIT + 1)
+        except BaseException:
+            conn.close()
+            raise
+        if not keep or resp.will_close or len(raw) > _BODY_LIMIT:
             conn.close()
         return raw[:_BODY_LIMIT] if 200 <= resp.status < 300 else None  # no redirect is followed
+
+    def _direct(self, parts: Any, data: bytes | None, left: float) -> bytes | None:
+        key = (parts.scheme, parts.netloc)
+        conn = self._conns.get(key)
+        if conn is None or (conn.sock is None and parts.scheme == "http"):
+            conn = self._conns[key] = self._connect(parts, left)
+        self._send(conn, parts, data)
+        return self._answer(conn, left, keep=True)
 
 
 def _proxied(scheme: str, host: str) -> bool:
@@ -236,10 +283,14 @@ def _llama_cpp(client: _Client, root: str) -> ServedWindow | None:
     return ServedWindow(n_ctx, "llama.cpp GET /props", "llama.cpp", hint=hint)
 
 
+def _lmstudio_url(root: str, model: str) -> str:
+    return f"{root}/api/v0/models/{quote(model, safe='')}"
+
+
 def _lmstudio(client: _Client, root: str, model: str) -> ServedWindow | None:
     if not model:
         return None
-    info = client.json(f"{root}/api/v0/models/{quote(model, safe='')}")
+    info = client.json(_lmstudio_url(root, model))
     if not isinstance(info, dict) or "max_context_length" not in info:
         return None
     loaded = _int(info.get("loaded_context_length"))
@@ -350,6 +401,14 @@ def _ask_all(
     if only_ollama:
         return _ollama(client, root, model)
     partial: ServedWindow | None = None
+    # Every first ask goes out now: a server that answers none of them (or only the
+    # last) is then done in about one round trip instead of four.
+    first: list[tuple[str, Any]] = [(root + "/props", None)]
+    if model:
+        first += [(_lmstudio_url(root, model), None), (root + "/api/show", {"model": model})]
+    if _models_url(cfg):
+        first.append((_models_url(cfg), None))
+    client.send_ahead(first)
     asks: list[Callable[[], ServedWindow | None]] = [
         lambda: _llama_cpp(client, root),
         lambda: _lmstudio(client, root, model),

@@ -176,3 +176,53 @@ def test_the_window_waits_as_long_as_the_probe_may_take() -> None:
     from reasonix.provider import probe
 
     assert window.PROBE_TIMEOUT == probe.PROBE_TIMEOUT
+
+
+def test_the_four_first_asks_are_in_flight_together() -> None:
+    """A server that answers only once all four asks have arrived: asked one after
+    another, the probe would wait for the first answer until its deadline."""
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(8)
+    together = threading.Barrier(4, timeout=2.0)
+    paths: list[str] = []
+
+    def serve(conn: socket.socket) -> None:
+        with conn:
+            head = b""
+            while b"\r\n\r\n" not in head:
+                chunk = conn.recv(4096)
+                if not chunk:
+                    return
+                head += chunk
+            path = head.split(b" ", 2)[1].decode()
+            paths.append(path)
+            try:
+                together.wait()
+            except threading.BrokenBarrierError:
+                return  # not all four came: close without an answer
+            found = path == "/v1/models"
+            body = b'{"data": [{"id": "m", "max_model_len": 12288}]}' if found else b"{}"
+            status = b"200 OK" if found else b"404 Not Found"
+            head = b"HTTP/1.1 %s\r\nContent-Length: %d\r\nConnection: close\r\n\r\n"
+            conn.sendall(head % (status, len(body)) + body)
+
+    def accept() -> None:
+        for _ in range(4):
+            try:
+                conn, _ = srv.accept()
+            except OSError:
+                return
+            threading.Thread(target=serve, args=(conn,), daemon=True).start()
+
+    threading.Thread(target=accept, daemon=True).start()
+    try:
+        port = srv.getsockname()[1]
+        started = time.monotonic()
+        found = probe_window(_cfg(f"http://127.0.0.1:{port}/v1"), "m", timeout=1.0)
+        elapsed = time.monotonic() - started
+    finally:
+        srv.close()
+    assert sorted(paths) == sorted(["/props", "/api/v0/models/m", "/api/show", "/v1/models"])
+    assert found is not None and (found.tokens, found.source) == (12288, "GET /models")
+    assert elapsed < 0.9  # the answers came at once, not at the deadline
