@@ -211,13 +211,24 @@ else:
 
 
 class Pattern:
-    """A ``str`` regular expression compiled on first use, with the methods of ``re.Pattern``."""
+    """A ``str`` regular expression compiled on first use, with the methods of ``re.Pattern``.
 
-    __slots__ = ("_compiled", "flags", "pattern")
+    ``needs`` names strings of which every match contains at least one (``"="``
+    for an assignment, ``"{"`` for a brace expansion): ``match``, ``fullmatch``,
+    ``search`` and ``sub`` of a whole string that holds none of them answer
+    "no match" without compiling anything.
+    """
 
-    def __init__(self, pattern: str, flags: int = 0) -> None:
-        self.pattern, self.flags = pattern, flags
+    __slots__ = ("_compiled", "flags", "needs", "pattern")
+
+    def __init__(self, pattern: str, flags: int = 0, *, needs: tuple[str, ...] = ()) -> None:
+        self.pattern, self.flags, self.needs = pattern, flags, needs
         self._compiled: re.Pattern[str] | None = None
+
+    def _hopeless(self, string: str, span: tuple[int, ...]) -> bool:
+        """True when no match can exist: ``needs`` given, the whole string, none in it."""
+        needs = self.needs
+        return bool(needs) and not span and not any(n in string for n in needs)
 
     def compiled(self) -> re.Pattern[str]:
         """The ``re.Pattern`` (compiled now if it was not yet)."""
@@ -230,14 +241,20 @@ class Pattern:
 
     def match(self, string: str, *span: int) -> re.Match[str] | None:
         """``re.Pattern.match``."""
+        if self._hopeless(string, span):
+            return None
         return self.compiled().match(string, *span)
 
     def fullmatch(self, string: str, *span: int) -> re.Match[str] | None:
         """``re.Pattern.fullmatch``."""
+        if self._hopeless(string, span):
+            return None
         return self.compiled().fullmatch(string, *span)
 
     def search(self, string: str, *span: int) -> re.Match[str] | None:
         """``re.Pattern.search``."""
+        if self._hopeless(string, span):
+            return None
         return self.compiled().search(string, *span)
 
     def findall(self, string: str, *span: int) -> list[Any]:
@@ -254,6 +271,8 @@ class Pattern:
 
     def sub(self, repl: str | Callable[[re.Match[str]], str], string: str, count: int = 0) -> str:
         """``re.Pattern.sub``."""
+        if self._hopeless(string, ()):
+            return string
         return self.compiled().sub(repl, string, count)
 
     def subn(

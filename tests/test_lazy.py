@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from reasonix.lazy import Pattern, build, dataclass, field
 
@@ -415,3 +417,26 @@ def test_lazy_exports_import_a_name_on_first_access_and_keep_it() -> None:
             _ = package.indent  # type: ignore[attr-defined]
     finally:
         del sys.modules["_lazy_exports_probe"]
+
+
+@given(st.text(alphabet="ab={}, .\n"))
+def test_a_pattern_with_needs_answers_as_the_compiled_one(text: str) -> None:
+    import re
+
+    from reasonix.lazy import Pattern
+
+    for regex, needs in ((r"[ab]+=", ("=",)), (r"\{[^{}]*(?:,|\.\.)[^{}]*\}", ("{",))):
+        lazy, real = Pattern(regex, needs=needs), re.compile(regex)
+        for method in ("match", "fullmatch", "search"):
+            got, want = getattr(lazy, method)(text), getattr(real, method)(text)
+            assert (got and got.span()) == (want and want.span())
+        assert lazy.sub("X", text) == real.sub("X", text)
+
+
+def test_a_pattern_with_needs_compiles_only_for_a_string_that_holds_one() -> None:
+    from reasonix.lazy import Pattern
+
+    p = Pattern(r"[a-z]+=", needs=("=",))
+    assert p.match("plain words") is None and p.sub("-", "plain") == "plain"
+    assert p._compiled is None
+    assert p.match("x=1") is not None and p._compiled is not None

@@ -127,12 +127,17 @@ _PLACEHOLDER = " QUOTED "  # a quote reads as one word: it neither opens nor clo
 
 def mask_quotes(text: str) -> str:
     """``text`` with quoted spans, code and ``>`` quoted lines replaced by a placeholder."""
-    out = _FENCE.sub(_PLACEHOLDER, text)
-    out = "\n".join(_PLACEHOLDER if ln.lstrip().startswith(">") else ln for ln in out.split("\n"))
+    # Each pattern runs (and is compiled, once per process) only when the character
+    # that opens its span is there: most prompts hold no quote, no fence, no ``>``.
+    out = _FENCE.sub(_PLACEHOLDER, text) if "```" in text else text
+    if ">" in out:
+        lines = out.split("\n")
+        out = "\n".join(_PLACEHOLDER if ln.lstrip().startswith(">") else ln for ln in lines)
     for open_, close in _QUOTE_PAIRS:
-        pattern = re.escape(open_) + r"[^" + re.escape(close) + r"\n]*" + re.escape(close)
-        out = re.sub(pattern, _PLACEHOLDER, out)
-    return _SINGLE.sub(_PLACEHOLDER, out)
+        if open_ in out:
+            pattern = re.escape(open_) + r"[^" + re.escape(close) + r"\n]*" + re.escape(close)
+            out = re.sub(pattern, _PLACEHOLDER, out)
+    return _SINGLE.sub(_PLACEHOLDER, out) if "'" in out else out
 
 
 def _normal(text: str) -> str:

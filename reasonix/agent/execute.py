@@ -14,9 +14,9 @@ generator can yield the events (including approval requests) as they occur.
 from __future__ import annotations
 
 import json
-import queue
 import threading
 import time
+from _queue import SimpleQueue
 from collections.abc import Callable, Generator
 from typing import Any
 
@@ -269,7 +269,8 @@ def run_in_worker(
     The generator's consumer answers approval requests between events; one
     left unanswered is denied. Closing the generator cancels the calls.
     """
-    events: queue.Queue[Event | None] = queue.Queue()
+    # put/get only: the C SimpleQueue, without the `queue` module (and its heapq) to import
+    events: SimpleQueue[Event | None] = SimpleQueue()
     results: list[ToolResult] = []
     if approver is not None:
         approver.emit, approver.cancel = events.put, cancel

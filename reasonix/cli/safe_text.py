@@ -61,6 +61,8 @@ def printable(text: str, *, keep_newlines: bool = True) -> str:
     it they are shown as ``\\t`` / ``\\n`` too, for one-line displays. Text with
     nothing to escape is returned as is (the common case stays cheap).
     """
+    if text.isascii() and text.isprintable():
+        return text  # no control character at all (the pattern need not be compiled)
     pattern = _UNSAFE if keep_newlines else _UNSAFE_FLAT
     if pattern.search(text) is None:
         return text
@@ -76,6 +78,6 @@ def json_line(obj: Any) -> str:
     characters a terminal could interpret are ``\\uXXXX`` escapes.
     """
     text = json.dumps(obj, ensure_ascii=False)
-    if _UNSAFE_JSON.search(text) is None:
-        return text
+    if (text.isascii() and "\x7f" not in text) or _UNSAFE_JSON.search(text) is None:
+        return text  # (ASCII JSON has no C1, bidi or surrogate: only DEL to look for)
     return _UNSAFE_JSON.sub(lambda m: f"\\u{ord(m.group()):04x}", text)

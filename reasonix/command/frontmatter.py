@@ -6,15 +6,29 @@ request can be read without loading the command registry.
 
 from __future__ import annotations
 
-from reasonix.lazy import Pattern
-
 __all__ = ["FrontmatterError", "parse"]
 
-_KEY = Pattern(r"^([A-Za-z][A-Za-z0-9_-]*)\s*:(.*)$")
+_LETTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
+_KEY_CHARS = _LETTERS | frozenset("0123456789_-")
 
 
 class FrontmatterError(ValueError):
     """The frontmatter of a command file cannot be read (the message says why)."""
+
+
+def key_value(line: str) -> tuple[str, str] | None:
+    """``(key, value)`` of a ``key: value`` line, or None: what the pattern
+    ``^([A-Za-z][A-Za-z0-9_-]*)\\s*:(.*)$`` matches, without a regular expression
+    (the built-in skills are read on every start)."""
+    head, colon, value = line.partition(":")
+    key = head.rstrip()  # the same whitespace as \\s
+    if not colon or not key or key[0] not in _LETTERS or not _KEY_CHARS.issuperset(key):
+        return None
+    if "\n" in value:  # `.` stops at a newline, `$` may stand before a last one
+        if value.index("\n") != len(value) - 1:
+            return None
+        value = value[:-1]
+    return key, value
 
 
 def _unquote(value: str) -> str:
@@ -60,12 +74,12 @@ def parse(text: str) -> tuple[dict[str, str], str]:
                 raise FrontmatterError(f"line {number}: a continuation line without a key")
             more.append(line)
             continue
-        match = _KEY.match(line)
-        if match is None:
+        pair = key_value(line)
+        if pair is None:
             raise FrontmatterError(f"line {number}: expected `key: value`, found {line[:40]!r}")
         if key:
             meta[key] = _fold(key, head, more)
-        key, head, more = match.group(1).lower(), match.group(2).strip(), []
+        key, head, more = pair[0].lower(), pair[1].strip(), []
     if key:
         meta[key] = _fold(key, head, more)
     body = "".join(lines[end + 1 :]).lstrip("\r\n")

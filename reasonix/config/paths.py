@@ -12,8 +12,6 @@ import hashlib
 import os
 from pathlib import Path
 
-from reasonix.lazy import Pattern
-
 __all__ = [
     "CONTROL_VARIABLES",
     "archive_dir",
@@ -117,8 +115,23 @@ def sessions_dir(workspace: Path) -> Path:
     return state_dir() / "sessions" / project_slug(workspace)
 
 
-_UNSAFE = Pattern(r"[^A-Za-z0-9._-]+")
+_SAFE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-")
 _SLUG_TAIL = 48  # keep the end of long paths: the project name is the readable part
+
+
+def _dashed(text: str) -> str:
+    """``text`` with each run of characters outside ``[A-Za-z0-9._-]`` made one ``-``
+    (what ``re.sub(r"[^A-Za-z0-9._-]+", "-", text)`` gives, without compiling it)."""
+    out: list[str] = []
+    dash = False
+    for ch in text:
+        if ch in _SAFE:
+            out.append(ch)
+            dash = False
+        elif not dash:
+            out.append("-")
+            dash = True
+    return "".join(out)
 
 
 def project_slug(path: Path | str) -> str:
@@ -129,7 +142,7 @@ def project_slug(path: Path | str) -> str:
     short hash of the exact absolute path keeps slugs distinct.
     """
     absolute = os.path.abspath(os.fspath(path))
-    readable = _UNSAFE.sub("-", absolute).strip("-.") or "root"
+    readable = _dashed(absolute).strip("-.") or "root"
     if len(readable) > _SLUG_TAIL:
         readable = readable[-_SLUG_TAIL:].lstrip("-.") or "root"
     digest = hashlib.sha256(absolute.encode("utf-8", "surrogatepass")).hexdigest()[:8]

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import enum
 import os
-import shlex
 from collections.abc import Callable, Iterable
 
 from reasonix.lazy import dataclass, field
@@ -96,6 +95,8 @@ class ScopeGate:
         if not justification.strip():
             return ScopeOutcome(False, "denied: a write-scope request needs a justification")
         if self.approver is None:
+            import shlex  # only for this message
+
             return ScopeOutcome(
                 False,
                 f"denied: {p} is outside the writable roots; rerun with --add-dir "

@@ -32,19 +32,19 @@ The tool layer owns this because bash lives here; the plugin layer may import it
 from __future__ import annotations
 
 import os
-import queue
 import signal
 import subprocess
 import sys
 import threading
+from _queue import SimpleQueue  # put/get only; not the `queue` module
 from collections.abc import Callable
 from typing import Any
 
 __all__ = ["contained", "popen"]
 
 _PR_SET_PDEATHSIG = 1
-_Job = tuple[Callable[[], "subprocess.Popen[Any]"], "queue.Queue[tuple[bool, Any]]"]
-_jobs: queue.Queue[_Job] = queue.Queue()
+_Job = tuple[Callable[[], "subprocess.Popen[Any]"], "SimpleQueue[tuple[bool, Any]]"]
+_jobs: SimpleQueue[_Job] = SimpleQueue()
 _spawner: threading.Thread | None = None
 _lock = threading.Lock()
 _prctl: Any = None
@@ -155,7 +155,7 @@ def _in_spawner(make: Callable[[], subprocess.Popen[Any]]) -> subprocess.Popen[A
         if _spawner is None or not _spawner.is_alive():
             _spawner = threading.Thread(target=_serve, name="reasonix-spawner", daemon=True)
             _spawner.start()
-    reply: queue.Queue[tuple[bool, Any]] = queue.Queue(maxsize=1)
+    reply: SimpleQueue[tuple[bool, Any]] = SimpleQueue()  # one answer
     _jobs.put((make, reply))
     ok, value = reply.get()
     if not ok:

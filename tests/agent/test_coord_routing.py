@@ -7,6 +7,8 @@ router is a pure function: no model, no I/O, no keyword counting.
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from reasonix.agent.coordinator.routing import Route, TurnMeta, route
 from reasonix.agent.directives import (
@@ -167,3 +169,22 @@ def test_masking_keeps_apostrophes_and_clause_shape() -> None:
     assert "plan only" not in mask_quotes('say "plan only" now')
     assert "don't" in mask_quotes("plan but don't execute")
     assert route("it's fine, plan only").route is Route.PLAN_ONLY
+
+
+def _mask_every_pattern(text: str) -> str:
+    """mask_quotes with every pattern run, whatever the text holds."""
+    import re
+
+    from reasonix.agent.directives import _PLACEHOLDER, _QUOTE_PAIRS
+
+    out = re.sub(r"```.*?(?:```|$)", _PLACEHOLDER, text, flags=re.S)
+    out = "\n".join(_PLACEHOLDER if ln.lstrip().startswith(">") else ln for ln in out.split("\n"))
+    for open_, close in _QUOTE_PAIRS:
+        pattern = re.escape(open_) + r"[^" + re.escape(close) + r"\n]*" + re.escape(close)
+        out = re.sub(pattern, _PLACEHOLDER, out)
+    return re.sub(r"(?<![\w'])'[^'\n]*'(?![\w'])", _PLACEHOLDER, out)
+
+
+@given(st.text(alphabet="ab \n>`'\"“”‘’「」『』«»"))
+def test_masking_skips_only_patterns_that_cannot_match(text: str) -> None:
+    assert mask_quotes(text) == _mask_every_pattern(text)

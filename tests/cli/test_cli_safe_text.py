@@ -173,3 +173,28 @@ def test_error_boundary_shows_a_hostile_path_visibly(tmp_path: Path, command: li
     assert proc.returncode == 2
     _assert_inert(proc.stderr)
     assert b"gone\\x1b]0;PWNED" in proc.stderr
+
+
+_UNSAFE_CLASS = "\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff"
+
+
+def _printable_by_pattern(text: str, keep_newlines: bool) -> str:
+    """The sanitiser as one regular expression, without the ASCII fast path."""
+
+    def shown(ch: str) -> str:
+        named = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
+        return named.get(ch) or (f"\\x{ord(ch):02x}" if ord(ch) < 0x100 else f"\\u{ord(ch):04x}")
+
+    if keep_newlines:
+        pattern = re.compile(f"\r\n|[{_UNSAFE_CLASS}]")
+        return pattern.sub(lambda m: "\n" if m.group() == "\r\n" else shown(m.group()), text)
+    return re.compile(f"[{_UNSAFE_CLASS}\t\n]").sub(lambda m: shown(m.group()), text)
+
+
+@given(st.text(alphabet=st.characters(max_codepoint=0xA0) | st.sampled_from("\u202e\u2067é中")))
+def test_the_ascii_fast_path_changes_nothing(text: str) -> None:
+    for keep in (True, False):
+        assert printable(text, keep_newlines=keep) == _printable_by_pattern(text, keep)
+    line = json.dumps({"t": text}, ensure_ascii=False)
+    unsafe = re.compile("[\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+    assert json_line({"t": text}) == unsafe.sub(lambda m: f"\\u{ord(m.group()):04x}", line)

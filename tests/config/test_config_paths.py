@@ -6,6 +6,8 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from reasonix.config import paths
 
@@ -70,3 +72,12 @@ def test_data_layout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert paths.skills_dir() == tmp_path / "h" / "skills"
     assert paths.archive_dir() == tmp_path / "s" / "archive"
     assert paths.memory_dir() == tmp_path / "s" / "memory"
+
+
+@given(st.text())
+def test_the_slug_dashes_what_the_pattern_would(text: str) -> None:
+    import re
+
+    from reasonix.config.paths import _dashed
+
+    assert _dashed(text) == re.sub(r"[^A-Za-z0-9._-]+", "-", text)

@@ -24,7 +24,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from reasonix.command.frontmatter import FrontmatterError, parse
-from reasonix.lazy import Pattern, dataclass, field
+from reasonix.lazy import dataclass, field
 
 __all__ = [
     "RESOURCE_DIRS",
@@ -41,7 +41,15 @@ MAX_RESOURCE_BYTES = 256 * 1024
 RESOURCE_DIRS = ("references", "scripts")
 INDEX_MAX_CHARS = 4000  # a large catalogue must not dominate the turn it rides on
 _LINE_WIDTH = 130
-_NAME = Pattern(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+_NAME_START = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
+_NAME_CHARS = _NAME_START | frozenset("_.-")
+
+
+def valid_name(name: str) -> bool:
+    """What ``^[A-Za-z0-9][A-Za-z0-9_.-]*$`` matches (a last newline allowed, as ``$``
+    allows it), without a regular expression: skill names are checked on every start."""
+    bare = name[:-1] if name.endswith("\n") else name
+    return bool(bare) and bare[0] in _NAME_START and _NAME_CHARS.issuperset(bare)
 
 
 @dataclass(frozen=True)
@@ -164,7 +172,7 @@ def parse_skill(text: str, *, name: str, scope: str, path: str = "") -> Skill:
     """A skill from the text of its SKILL.md (FrontmatterError for a broken fence)."""
     meta, body = parse(text)
     wanted = meta.get("name", "").strip() or name
-    if not _NAME.match(wanted):
+    if not valid_name(wanted):
         raise FrontmatterError(f"name {wanted!r}: use letters, digits, '_', '-' and '.'")
     description = " ".join(meta.get("description", "").split()) or first_line(body)
     return Skill(wanted, description, body.strip("\n") + "\n", scope, path, meta)

@@ -37,7 +37,8 @@ def analyze(command: str) -> BashAnalysis:
     if len(command) > _MAX_LEN:
         seg = Segment((command[:80],), command, Kind.NESTED, ("unparseable: command too long",))
         return BashAnalysis(command, (seg,))
-    if _CONTROL_RE.search(command):
+    # (a printable command holds none: the pattern is compiled only for the others)
+    if not command.isprintable() and _CONTROL_RE.search(command):
         seg = Segment((command,), command, Kind.NESTED, ("unparseable: control characters",))
         return BashAnalysis(command, (seg,))
     return BashAnalysis(command, tuple(segments_of(command, 0, "")))

@@ -110,7 +110,9 @@ _SHELLS = frozenset(
     {"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "yash", "fish", "csh", "tcsh", "rbash"}
 )
 _WIN_SHELLS = frozenset({"pwsh", "powershell", "pwsh.exe", "powershell.exe", "cmd", "cmd.exe"})
-_INTERP_RE = Pattern(r"(python|pypy|ruby|perl|php|lua|luajit|node|nodejs|julia)[0-9.]*")
+_INTERPRETERS = frozenset(
+    {"python", "pypy", "ruby", "perl", "php", "lua", "luajit", "node", "nodejs", "julia"}
+)
 # Flags whose next argument is inline code, per interpreter family.
 _INLINE_FLAGS: dict[str, frozenset[str]] = {
     "python": frozenset({"-c"}),
@@ -284,9 +286,9 @@ def _inspect(b: Builder, cmd: list[Word], depth: int) -> list[Segment]:
 
 def _interpreter(name: str) -> str:
     low = name.lower()
-    m = _INTERP_RE.fullmatch(low)
-    if m:
-        return m.group(1)
+    base = low.rstrip("0123456789.")  # python3.12, node18: a version after the name
+    if base in _INTERPRETERS:
+        return base
     return low if low in _INLINE_FLAGS else ""
 
 

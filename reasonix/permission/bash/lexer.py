@@ -17,8 +17,8 @@ __all__ = ["ASSIGN_RE", "MAX_DEPTH", "Builder", "Parser", "Unparseable", "Word"]
 
 MAX_DEPTH = 48
 _WORD_END = frozenset(" \t\n;&|()<>")
-ASSIGN_RE = Pattern(r"[A-Za-z_][A-Za-z0-9_]*(?:\[[^\]]*\])?\+?=")
-_BRACE_RE = Pattern(r"\{[^{}\x00]*(?:,|\.\.)[^{}\x00]*\}")
+ASSIGN_RE = Pattern(r"[A-Za-z_][A-Za-z0-9_]*(?:\[[^\]]*\])?\+?=", needs=("=",))
+_BRACE_RE = Pattern(r"\{[^{}\x00]*(?:,|\.\.)[^{}\x00]*\}", needs=("{",))
 _SKIP_KEYWORDS = frozenset({"if", "then", "elif", "else", "do", "while", "until", "!", "{"})
 _END_KEYWORDS = frozenset({"fi", "done", "}", "esac"})
 _HARMLESS_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"})

@@ -45,7 +45,7 @@ DRAIN_SECONDS = 1.0  # after the shell exits, how long a detached holder may kee
 # Waiting for a signalled process to go: it usually does within a millisecond, so look
 # again soon, then back off (each look reads /proc).
 _FIRST_PAUSE, _LAST_PAUSE = 0.002, 0.02
-_DETACH = Pattern(r"\b(nohup|disown|setsid)\b")
+_DETACH = Pattern(r"\b(nohup|disown|setsid)\b", needs=("nohup", "disown", "setsid"))
 
 
 @dataclass
