@@ -25,6 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 ALLOWED: frozenset[str] = frozenset(
     """
     reasonix reasonix.cancel reasonix.errors reasonix.lazy reasonix.lazy_light reasonix.slices
+    reasonix.idle
     reasonix.cli reasonix.cli._run_args reasonix.cli.argspec reasonix.cli.main reasonix.cli.output
     reasonix.cli.run_cmd reasonix.cli.safe_text reasonix.cli.setup_run
     reasonix.boot reasonix.boot.coordination reasonix.boot.options reasonix.boot.parts

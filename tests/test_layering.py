@@ -73,6 +73,7 @@ def layer_of(module: str) -> str:
         "lazy",
         "lazy_light",
         "slices",
+        "idle",
         "__main__",
         "_version",
     ):

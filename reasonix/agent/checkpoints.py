@@ -188,11 +188,13 @@ class CheckpointStore:
             if not indexed and self.native and self._is_plain():
                 # git lists (its ignore rules decide), we write the objects; once git has
                 # built a tree here, its index is the record and git keeps doing so.
-                from reasonix.agent.snaptree import native_tree
+                from reasonix.agent.snaptree import Unwanted, native_tree
 
-                made = native_tree(
-                    self.workspace, self.git_dir, listed, FILE_LIMIT, self._stats, self._kept
-                )
+                try:
+                    made = native_tree(self.workspace, self.git_dir, listed, FILE_LIMIT,
+                                       self._stats, self._kept, wanted)  # fmt: skip
+                except Unwanted:
+                    raise StaleTree from None
                 if made is not None:
                     tree, too_big, self._entries = made
                     return tree, too_big

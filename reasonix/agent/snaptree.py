@@ -18,6 +18,10 @@ attribute that would change the stored bytes.)
 A file over the size limit keeps the bytes of the last snapshot that held it,
 as it does when git leaves it out of its index.
 
+A tree prepared ahead that a later write has made useless is given up between
+two files (``wanted()`` says so, :class:`Unwanted` is raised): its work would
+only slow down the tool that made it stale.
+
 Within one process a file whose size, times, inode and mode are unchanged
 keeps its blob without being read again, unless it changed in the second
 before it was read (a write within the file system's timestamp granularity
@@ -36,7 +40,15 @@ import zlib
 from collections.abc import Callable
 from pathlib import Path
 
-__all__ = ["NATIVE_BYTES", "NATIVE_FILES", "Entries", "StatCache", "native_tree", "write_object"]
+__all__ = [
+    "NATIVE_BYTES",
+    "NATIVE_FILES",
+    "Entries",
+    "StatCache",
+    "Unwanted",
+    "native_tree",
+    "write_object",
+]
 
 NATIVE_FILES = 2000  # more files than this: git builds the tree (its index keeps stat data)
 NATIVE_BYTES = 8 * 1024 * 1024  # more bytes to read than this: git builds the tree
@@ -72,6 +84,10 @@ def write_object(git_dir: Path, kind: bytes, body: bytes) -> str:
     return oid
 
 
+class Unwanted(Exception):
+    """The tree being written is no longer wanted (see :func:`native_tree`)."""
+
+
 def _key(st: os.stat_result) -> tuple[int, ...]:
     return (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_mode)
 
@@ -83,13 +99,15 @@ def native_tree(
     limit: int,
     cache: StatCache,
     kept: Callable[[list[bytes]], Entries],
+    wanted: Callable[[], bool] | None = None,
 ) -> tuple[str, list[str], Entries] | None:
     """The tree of the files ``listed`` (``ls-files -z`` output), the names left out as
     larger than ``limit`` and the tree's entries; None when git should build it (see the
     module docstring).
 
     A file over the limit keeps the entry it had in the last snapshot, as ``git add``
-    leaving it out of the index does: ``kept(names)`` gives those it knows.
+    leaving it out of the index does: ``kept(names)`` gives those it knows. ``wanted``
+    is asked before each file is read: False gives up with :class:`Unwanted`.
     """
     names = sorted({n for n in listed.split(b"\0") if n})
     if len(names) > NATIVE_FILES:
@@ -125,6 +143,8 @@ def native_tree(
         unread -= st.st_size
         if unread < 0:
             return None
+        if wanted is not None and not wanted():
+            raise Unwanted
         try:
             data = os.fsencode(os.readlink(path)) if link else Path(os.fsdecode(path)).read_bytes()
         except FileNotFoundError:

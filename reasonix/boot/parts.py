@@ -31,6 +31,7 @@ __all__ = [
     "context_for",
     "price_for_model",
     "search_notice",
+    "warm_modules",
     "window_for",
 ]  # fmt: skip
 
@@ -187,3 +188,32 @@ def checkpoints_for(workspace: Path) -> CheckpointStore | None:
     from reasonix.agent.checkpoints import CheckpointStore
 
     return CheckpointStore(workspace) if CheckpointStore.available() else None
+
+
+# The built-ins agents call most, first (read, edit, run). The wait for each model
+# answer imports them (reasonix.idle), so the first call of each finds them loaded:
+# what the first call loads before the tool's own module (a step each, so an answer
+# is not kept waiting behind a long chain), then what it loads after (the bash
+# classifier and sandbox backend, at its permission check and its start).
+_LIKELY_TOOLS = ("read_file", "edit_file", "bash", "grep", "glob", "ls", "write_file",
+                 "multi_edit")  # fmt: skip
+_LOADS_BEFORE = {
+    "read_file": ("reasonix.tool.paths", "reasonix.tool.builtin._regular",
+                  "reasonix.tool.builtin._files"),
+    "edit_file": ("reasonix.tool.builtin._edit",),
+    "bash": ("reasonix.tool.children", "reasonix.tool.builtin._proc",
+             "reasonix.tool.builtin._jobs", "reasonix.tool.builtin._bash_scope"),
+}  # fmt: skip
+_LOADS_AFTER = {"bash": ("reasonix.permission.bash", "reasonix.permission.sandbox.bwrap")}
+
+
+def warm_modules(registry: Registry) -> list[str]:
+    """What the enabled built-ins of :data:`_LIKELY_TOOLS` load on their first call."""
+    from reasonix.tool import CatalogTool
+
+    out: list[str] = []
+    for name in _LIKELY_TOOLS:
+        tool = registry.get(name)
+        if isinstance(tool, CatalogTool):  # a replaced or disabled built-in: nothing
+            out += [*_LOADS_BEFORE.get(name, ()), tool.module, *_LOADS_AFTER.get(name, ())]
+    return out

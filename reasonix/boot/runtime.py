@@ -20,6 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from reasonix import idle
 from reasonix.agent.checkpoints import TurnRecorder
 from reasonix.agent.coordinator import Host
 from reasonix.agent.events import Runner
@@ -60,6 +61,7 @@ from .parts import (
     hooks_for,
     price_for_model,
     search_notice,
+    warm_modules,
     window_for,
 )
 from .permissions import build_gate, escape_gate, tool_context
@@ -483,6 +485,7 @@ def build_runtime(options: RuntimeOptions) -> Runtime:
 
             runtime.cache_breaks.append(forecast("model", tokens, runtime.price))
     built.append(runtime)
+    idle.offer(warm_modules(registry))  # imported while the first answers are awaited
     wiring.bind(runtime)
     runtime.delegation = wiring
     if mcp is not None:

@@ -23,6 +23,7 @@ import urllib.request
 from collections.abc import Callable
 from typing import Any
 
+from reasonix import idle
 from reasonix.errors import Cancelled
 
 __all__ = ["SlotRequest", "SocketSlot", "build_opener", "wire_host"]
@@ -142,6 +143,24 @@ class _ConnMixin:
         self._slot.attach(self.sock)  # an SSLSocket replaces the plain one
         self._slot.connected = True
         self.sock.settimeout(self._idle)
+
+    def getresponse(self) -> http.client.HTTPResponse:
+        # The request is sent: until the answer's first byte, the wait can import
+        # what the turn's tools will need (reasonix.idle; the main thread only).
+        if self.sock is not None:
+            idle.run_until(self._answered)
+        return super().getresponse()  # type: ignore[misc, no-any-return]
+
+    def _answered(self) -> bool:
+        sock = self.sock
+        if sock is None or self._slot.aborted:
+            return True
+        if isinstance(sock, ssl.SSLSocket) and sock.pending():
+            return True
+        try:
+            return bool(select.select([sock], [], [], 0)[0])
+        except (OSError, ValueError):  # closed meanwhile: let getresponse say so
+            return True
 
 
 class _Conn(_ConnMixin, http.client.HTTPConnection):

@@ -281,6 +281,11 @@ class CatalogTool(DeferredTool):
         real.schema = canonicalize_schema(real.schema)  # as Registry.add does (D23)
         return real
 
+    @property
+    def module(self) -> str:
+        """The module that implements the tool (imported on first use)."""
+        return self._module
+
     def __repr__(self) -> str:
         return f"CatalogTool({self.name!r}, module={self._module!r})"
 

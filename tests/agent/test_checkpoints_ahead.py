@@ -7,6 +7,8 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
+
 from reasonix.agent.checkpoints import CheckpointStore, StaleTree, TurnRecorder
 
 
@@ -170,3 +172,20 @@ def test_a_turn_that_only_read_leaves_no_objects_and_no_git_behind(tmp_path: Pat
     objects = store.git_dir / "objects"
     assert not [p for p in objects.rglob("*") if p.is_file()]  # listed, never written
     assert _turn(store) == ("", "")
+
+
+def test_a_tree_given_up_while_its_blobs_are_written_stops_at_the_next_file(
+    tmp_path: Path,
+) -> None:
+    ws = _workspace(tmp_path)
+    for i in range(5):
+        (ws / f"f{i}.txt").write_text(f"file {i}\n")
+    store = CheckpointStore(ws)
+    answers = iter([True, True, False])  # listed: wanted; first file: wanted; then not
+    with pytest.raises(StaleTree):
+        store.tree(wanted=lambda: next(answers, False))
+    blobs = [p for p in (store.git_dir / "objects").rglob("*") if p.is_file()]
+    assert len(blobs) == 1  # the one file read before the tree was given up; no tree
+    tree, _ = store.tree()  # asked for again, the whole tree is written
+    assert store.changed(store.commit(tree, "x"), store.commit(tree, "y")) == []
+    assert len([p for p in (store.git_dir / "objects").rglob("*") if p.is_file()]) > 6

@@ -67,7 +67,8 @@ class Turn:
     inserts a garbage ``data:`` line after k events and carries on;
     ``error_after=k`` sends the vendor's in-stream error event after k events
     and ends the stream; ``delay`` sleeps that many seconds before every event
-    (slow drip).
+    (slow drip); ``think`` sleeps that many seconds before the answer's first
+    byte, its status line (a model's time to first token).
     """
 
     text: str | list[str] = ""
@@ -80,6 +81,7 @@ class Turn:
     encrypted: str = ""  # responses reasoning encrypted_content
     arg_pieces: int = 3  # each argument JSON is split into this many deltas
     delay: float = 0.0
+    think: float = 0.0
     cut_after: int | None = None
     malformed_after: int | None = None
     error_after: int | None = None

@@ -294,6 +294,8 @@ class FakeServer:
 
     def _stream(self, h: _Handler, t: Turn, rid: str) -> None:
         events, cut = self._events(t)
+        if t.think and self._stop.wait(t.think):
+            return
         h.send_response(200)
         h.send_header("Content-Type", "text/event-stream; charset=utf-8")
         h.send_header("Cache-Control", "no-cache")
