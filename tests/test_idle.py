@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from e2e.e2e_task_env import clean_env, write_project
 from fakes import FakeServer, ToolSpec, Turn
 
 from reasonix import idle
@@ -93,22 +94,10 @@ def test_the_wait_for_the_first_answer_loads_the_likely_tools(tmp_path: Path) ->
     script[0].think = 0.5  # the model takes half a second before its first byte
     out = tmp_path / "modules.json"
     with FakeServer("openai", script) as srv:
-        (ws / "reasonix.toml").write_text(
-            'default_model = "fake/fake-model"\n[[providers]]\nname = "fake"\n'
-            f'kind = "openai"\nbase_url = "{srv.url}"\nmodels = ["fake-model"]\n'
-            'api_key_env = "FAKE_PROVIDER_KEY"\n'
-        )
-        env = {
-            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-            "HOME": str(tmp_path),
-            "REASONIX_HOME": str(tmp_path / "rx"),
-            "FAKE_PROVIDER_KEY": "sk-fake",
-            "PYTHONPATH": str(ROOT),
-            "LANG": "C.UTF-8",
-        }
+        write_project(ws, srv.url)
         done = subprocess.run(
             [sys.executable, "-c", _DRIVER, str(out), "run", "--json", "-y", "read calc.py"],
-            cwd=ws, env=env, capture_output=True, text=True, timeout=120,
+            cwd=ws, env=clean_env(tmp_path), capture_output=True, text=True, timeout=120,
         )  # fmt: skip
     assert done.returncode == 0, done.stderr
     first, second = (set(s) for s in json.loads(out.read_text()))
