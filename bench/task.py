@@ -28,6 +28,7 @@ overhead ≤ 1.3×, peak RSS ≤ 40 MiB. Prints one line per figure::
 from __future__ import annotations
 
 import argparse
+import atexit
 import json
 import os
 import shutil
@@ -197,6 +198,7 @@ def main() -> int:
     # once per build, and Python keeps its byte-code there), so it is shared by
     # every run here, and one unmeasured warm-up run fills it.
     cache = tempfile.mkdtemp(prefix="reasonix-bench-cache-")
+    atexit.register(shutil.rmtree, cache, ignore_errors=True)  # a bench leaves nothing behind
     env = {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
         "HOME": tempfile.gettempdir(),
@@ -216,6 +218,7 @@ def main() -> int:
     places = None
     if args.returning:
         root = Path(tempfile.mkdtemp(prefix="reasonix-bench-returning-"))
+        atexit.register(shutil.rmtree, root, ignore_errors=True)
         places = (root / "ours", root / "ref")
     one_run(ours_argv, env, extra, places[0] if places else None)  # warm-up: unpack, byte-code
 

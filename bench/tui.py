@@ -15,9 +15,11 @@ Median of N keystrokes / N starts, each pair interleaved. Build first:
 from __future__ import annotations
 
 import argparse
+import atexit
 import fcntl
 import os
 import select
+import shutil
 import statistics
 import struct
 import subprocess
@@ -182,6 +184,7 @@ def main() -> int:
         print(f"tui: {args.pyz} missing; run `python build_zipapp.py` first", file=sys.stderr)
         return 2
     tmp = Path(tempfile.mkdtemp(prefix="reasonix-bench-tui-"))
+    atexit.register(shutil.rmtree, tmp, ignore_errors=True)  # a bench leaves nothing behind
     env = {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
         "HOME": str(tmp),

@@ -337,13 +337,15 @@ ATTRIBUTES = "* -text -eol -crlf -ident -filter -working-tree-encoding\n"
 
 
 def _init_repository(git_dir: Path, excludes: str) -> None:
-    """The files ``git init --template=`` makes (SHA-1, loose refs), plus ``info/exclude``
-    and ``info/attributes``.
+    """What git needs of a repository (SHA-1, loose refs: ``HEAD``, ``config``,
+    ``objects/``, ``refs/``), plus ``info/exclude`` and ``info/attributes``.
 
     Written directly: a git process here cost more than the rest of a first
     snapshot. ``HEAD`` is written last, so a half-made repository is made again.
+    The directories ``git init`` adds besides (``objects/pack``, ``refs/heads`` …)
+    git makes when it needs them; on a slow file system each costs as much as a blob.
     """
-    for sub in ("objects/info", "objects/pack", "refs/heads", "refs/tags", "info"):
+    for sub in ("objects", "refs", "info"):
         (git_dir / sub).mkdir(parents=True, exist_ok=True)
     (git_dir / "config").write_text(_CONFIG)
     (git_dir / "info" / "exclude").write_text(excludes)

@@ -68,11 +68,14 @@ def _no_leaked_ssh(request: pytest.FixtureRequest) -> Iterator[None]:
 
 
 @pytest.fixture
-def sockdir(tmp_path_factory: pytest.TempPathFactory) -> str:
-    # short path: Unix socket names are limited to ~104 bytes
+def sockdir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    # short path: Unix socket names are limited to ~104 bytes; removed after the test
+    import shutil
     import tempfile
 
-    return tempfile.mkdtemp(prefix="rxs")
+    path = tempfile.mkdtemp(prefix="rxs")
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
 
 
 def remote_home(sshd: Sshd) -> Path:
