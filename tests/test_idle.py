@@ -118,7 +118,7 @@ def test_every_module_the_runtime_offers_exists() -> None:
         "import json; from reasonix.boot.parts import warm_modules; "
         "from reasonix.tool import builtin; builtin.load_catalog(); "
         "from reasonix.tool import Registry; "
-        "print(json.dumps([warm_modules(Registry.from_builtins()), "
+        "print(json.dumps([warm_modules(Registry.from_builtins(), checkpoints=True), "
         "warm_modules(Registry.from_builtins(['read_file']))]))"
     )
     done = subprocess.run(
@@ -128,6 +128,10 @@ def test_every_module_the_runtime_offers_exists() -> None:
     assert done.returncode == 0, done.stderr
     names, only_read = json.loads(done.stdout)
     assert "reasonix.tool.builtin.read_file" in names and "reasonix.permission.bash" in names
+    # the first snapshot's module right after the first tool's: it is made beside that tool
+    assert (
+        names.index("reasonix.agent.snaptree") == names.index("reasonix.tool.builtin.read_file") + 1
+    )
     import importlib.util
 
     assert [n for n in names if importlib.util.find_spec(n) is None] == []

@@ -207,13 +207,17 @@ _LOADS_BEFORE = {
 _LOADS_AFTER = {"bash": ("reasonix.permission.bash", "reasonix.permission.sandbox.bwrap")}
 
 
-def warm_modules(registry: Registry) -> list[str]:
-    """What the enabled built-ins of :data:`_LIKELY_TOOLS` load on their first call."""
+def warm_modules(registry: Registry, *, checkpoints: bool = False) -> list[str]:
+    """What the enabled built-ins of :data:`_LIKELY_TOOLS` load on their first call
+    (and, with ``checkpoints``, what the turn's first snapshot loads, after the first
+    tool's modules: it is prepared beside the first round of tools)."""
     from reasonix.tool import CatalogTool
 
-    out: list[str] = []
+    groups: list[list[str]] = []
     for name in _LIKELY_TOOLS:
         tool = registry.get(name)
         if isinstance(tool, CatalogTool):  # a replaced or disabled built-in: nothing
-            out += [*_LOADS_BEFORE.get(name, ()), tool.module, *_LOADS_AFTER.get(name, ())]
-    return out
+            groups.append([*_LOADS_BEFORE.get(name, ()), tool.module, *_LOADS_AFTER.get(name, ())])
+    if checkpoints:
+        groups.insert(1, ["reasonix.agent.snaptree"])
+    return [module for group in groups for module in group]

@@ -485,7 +485,8 @@ def build_runtime(options: RuntimeOptions) -> Runtime:
 
             runtime.cache_breaks.append(forecast("model", tokens, runtime.price))
     built.append(runtime)
-    idle.offer(warm_modules(registry))  # imported while the first answers are awaited
+    # imported while the first answers are awaited (reasonix.idle)
+    idle.offer(warm_modules(registry, checkpoints=runtime.checkpoints is not None))
     wiring.bind(runtime)
     runtime.delegation = wiring
     if mcp is not None:
