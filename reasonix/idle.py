@@ -42,9 +42,9 @@ def pending() -> list[str]:
 
 def run_until(ready: Callable[[], bool]) -> None:
     """Import queued modules until ``ready()`` is true or none is left (main thread only)."""
-    if threading.current_thread() is not threading.main_thread():
-        return
-    while not ready():
+    if not _todo or threading.current_thread() is not threading.main_thread():
+        return  # (nothing queued: not even a look at the socket)
+    while _todo and not ready():
         with _lock:
             if not _todo:
                 return
