@@ -10,10 +10,11 @@ model takes hundreds of milliseconds to answer, so they are all loaded by the
 first tool call; against a server that answers at once, at most the import
 under way when the answer arrives is waited for.
 
-Only the main thread does this work, and it does it instead of waiting: no
-import runs beside another of the same process because of it. A module that
-cannot be imported is left for its real first use, which reports the error.
-Nothing here imports the rest of Reasonix.
+Only the main thread does this work, and only where it would otherwise
+block: no thread is added for it, and the tools that would import the same
+modules do not run while a request is awaited. A module that cannot be
+imported is left for its real first use, which reports the error. Nothing
+here imports the rest of Reasonix.
 """
 
 from __future__ import annotations
