@@ -23,7 +23,7 @@ import sys
 import threading
 from collections.abc import Callable, Iterable
 
-__all__ = ["offer", "pending", "run_until"]
+__all__ = ["offer", "run_until"]
 
 _todo: list[str] = []
 _lock = threading.Lock()
@@ -33,12 +33,6 @@ def offer(modules: Iterable[str]) -> None:
     """Queue ``modules`` (dotted names, in the order they are likely needed)."""
     with _lock:
         _todo.extend(m for m in modules if m not in _todo)
-
-
-def pending() -> list[str]:
-    """The modules still queued, none of them imported yet."""
-    with _lock:
-        return [m for m in _todo if m not in sys.modules]
 
 
 def run_until(ready: Callable[[], bool]) -> None:

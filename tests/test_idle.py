@@ -43,7 +43,7 @@ def package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
 
 def test_the_queue_is_imported_in_order_until_the_answer_is_there(package: str) -> None:
     idle.offer([f"{package}.one", f"{package}.broken", f"{package}.three", f"{package}.one"])
-    assert idle.pending() == [f"{package}.one", f"{package}.broken", f"{package}.three"]
+    assert idle._todo == [f"{package}.one", f"{package}.broken", f"{package}.three"]
     checks: list[int] = []
 
     def ready() -> bool:  # the answer arrives after two looks
@@ -55,7 +55,7 @@ def test_the_queue_is_imported_in_order_until_the_answer_is_there(package: str) 
     assert f"{package}.broken" not in sys.modules  # its real first use will say why
     assert f"{package}.three" not in sys.modules  # the answer came first
     idle.run_until(lambda: False)
-    assert f"{package}.three" in sys.modules and idle.pending() == []
+    assert f"{package}.three" in sys.modules and idle._todo == []
 
 
 def test_only_the_main_thread_imports_while_it_waits(package: str) -> None:
@@ -63,7 +63,7 @@ def test_only_the_main_thread_imports_while_it_waits(package: str) -> None:
     worker = threading.Thread(target=idle.run_until, args=(lambda: False,))
     worker.start()
     worker.join()
-    assert f"{package}.one" not in sys.modules and idle.pending() == [f"{package}.one"]
+    assert f"{package}.one" not in sys.modules and idle._todo == [f"{package}.one"]
 
 
 _DRIVER = r"""

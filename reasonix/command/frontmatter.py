@@ -6,10 +6,12 @@ request can be read without loading the command registry.
 
 from __future__ import annotations
 
+import string
+
 __all__ = ["FrontmatterError", "parse"]
 
-_LETTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
-_KEY_CHARS = _LETTERS | frozenset("0123456789_-")
+_LETTERS = frozenset(string.ascii_letters)
+_KEY_CHARS = frozenset(string.ascii_letters + string.digits + "_-")
 
 
 class FrontmatterError(ValueError):

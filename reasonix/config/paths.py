@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import string
 from pathlib import Path
 
 __all__ = [
@@ -115,7 +116,7 @@ def sessions_dir(workspace: Path) -> Path:
     return state_dir() / "sessions" / project_slug(workspace)
 
 
-_SAFE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-")
+_SAFE = frozenset(string.ascii_letters + string.digits + "._-")
 _SLUG_TAIL = 48  # keep the end of long paths: the project name is the readable part
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 import stat
+import string
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -41,8 +42,8 @@ MAX_RESOURCE_BYTES = 256 * 1024
 RESOURCE_DIRS = ("references", "scripts")
 INDEX_MAX_CHARS = 4000  # a large catalogue must not dominate the turn it rides on
 _LINE_WIDTH = 130
-_NAME_START = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
-_NAME_CHARS = _NAME_START | frozenset("_.-")
+_NAME_START = frozenset(string.ascii_letters + string.digits)
+_NAME_CHARS = frozenset(string.ascii_letters + string.digits + "_.-")
 
 
 def valid_name(name: str) -> bool:
