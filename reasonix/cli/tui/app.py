@@ -257,7 +257,7 @@ class App:
         self.state.overlays.append(confirm)
 
     def _cycle_mode(self) -> None:
-        if self.rt is None:
+        if self.commands is None:  # not ready yet (see _submit)
             return
         cycle = list(MODE_CYCLE)
         if self.first_mode and self.first_mode not in cycle:
@@ -270,7 +270,9 @@ class App:
             self._notice(f"mode {nxt}: {err}", "error")
 
     def _submit(self, text: str) -> None:
-        if self.rt is None:  # typed while the runtime is still being built: send it when ready
+        # ``commands`` is set on this thread by _ready; ``rt`` is set earlier, by the boot
+        # thread, so testing ``rt`` here would let a line through before the view is ready.
+        if self.commands is None:  # typed while the runtime is still being built: send when ready
             self.pending.append(text)
             self.state.hint = "sending when ready…"
             return
@@ -331,7 +333,7 @@ class App:
             self.commands.refresh_resources()  # servers may have changed (for @ completion)
 
     def _start_command(self, line: str, *, echo: bool) -> None:
-        if self.rt is None:
+        if self.commands is None:  # not ready yet (see _submit)
             return
         if echo:
             from .ingest import clean
