@@ -9,11 +9,15 @@ provider points at that port with the broker token as its "key".
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
+import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from types import FrameType
 from urllib.parse import urlsplit, urlunsplit
 
 from reasonix.cli.remote_forwards import ForwardSync
@@ -161,8 +165,38 @@ def _reset_terminal() -> None:
     subprocess.run(["stty", "sane"], check=False, stderr=subprocess.DEVNULL)
 
 
+class HungUp(SystemExit):
+    """SIGHUP or SIGTERM arrived: unwind, so the master and the forwards are closed."""
+
+
+@contextlib.contextmanager
+def _signals_unwind() -> Iterator[None]:
+    """SIGHUP (the terminal closed) and SIGTERM raise :class:`HungUp` in the main thread.
+
+    The ssh master runs in a session of its own (a Ctrl-C must not kill it
+    mid-teardown), so a signal's default action, which ends this process
+    without its ``finally`` blocks, would leave it running: the next connect
+    to the host would find "another connection open".
+    """
+
+    def unwind(signum: int, frame: FrameType | None) -> None:
+        raise HungUp(128 + signum)
+
+    previous = {sig: signal.signal(sig, unwind) for sig in (signal.SIGHUP, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
 def execute(args: argparse.Namespace) -> int:
     """Run ``connect`` (chat, reconnecting with -c) or ``run`` (one task)."""
+    with _signals_unwind():
+        return _execute(args)
+
+
+def _execute(args: argparse.Namespace) -> int:
     rest = list(args.rest)
     if args.dir.startswith("-"):
         rest.insert(0, args.dir)

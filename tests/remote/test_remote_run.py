@@ -130,3 +130,36 @@ def test_kill_master_mid_turn_then_continue(local: tuple[dict[str, str], Path], 
         assert "FIRST-QUESTION" in body and "FIRST-ANSWER-1" in body  # the same session
     time.sleep(0.5)
     assert not remote_processes(sshd.remote_home), "remote processes left running"
+
+
+@pytest.mark.parametrize("sig", [signal.SIGHUP, signal.SIGTERM])
+def test_a_hangup_mid_turn_closes_the_connection(
+    local: tuple[dict[str, str], Path], sshd: Sshd, sig: signal.Signals
+) -> None:
+    """A closed terminal (SIGHUP) or a SIGTERM unwinds: no ssh master is left running, so
+    the next connect to the host is not refused as "another connection is open"."""
+    env, ws = local
+    slow = Turn(text=" ".join(f"w{i}" for i in range(400)), delay=0.05)
+    with FakeServer("openai", [slow, Turn.text_only("AFTER-THE-HANGUP")]) as srv:
+        add_box(env, sshd, srv.url)
+        proc = subprocess.Popen([sys.executable, "-m", "reasonix", "remote", "run", "box", str(ws),
+                                 "a long question"], env=env, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)  # fmt: skip
+        deadline = time.monotonic() + 60
+        while not srv.requests and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert srv.requests, "the turn never reached the provider"
+        assert _master_pid(sshd.port) is not None
+        proc.send_signal(sig)
+        _out, err = proc.communicate(timeout=60)
+        assert proc.returncode == 128 + sig, err
+        assert "Traceback" not in err
+        gone = time.monotonic() + 5
+        while ssh_pids(str(sshd.port)) and time.monotonic() < gone:
+            time.sleep(0.05)
+        assert not ssh_pids(str(sshd.port)), "the ssh master outlived the signal"
+        again = cli(env, "remote", "run", "box", str(ws), "-c", "next question")
+        assert again.returncode == 0, again.stderr
+        assert "AFTER-THE-HANGUP" in again.stdout
+    time.sleep(0.5)
+    assert not remote_processes(sshd.remote_home), "remote processes left running"
