@@ -115,6 +115,10 @@ class Tmux:
         x, y = self._tmux("display", "-p", "-t", "0", "#{cursor_x} #{cursor_y}").split()
         return int(x), int(y)
 
+    def pane_tty(self) -> str:
+        """The pane's terminal device (``/dev/pts/N``)."""
+        return self._tmux("display", "-p", "-t", "0", "#{pane_tty}").strip()
+
     def dead(self) -> bool:
         """True once the program has exited."""
         return "[exited " in self.screen()
