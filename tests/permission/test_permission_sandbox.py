@@ -22,6 +22,7 @@ from reasonix.permission.sandbox import (
     scrub_env,
     wrap_command,
 )
+from reasonix.permission.sandbox.bwrap import bwrap_argv
 from reasonix.permission.sandbox.env import CREDENTIAL_NAMES
 from reasonix.permission.sandbox.seatbelt import seatbelt_argv, seatbelt_profile
 
@@ -344,3 +345,12 @@ def test_tools_under_tmp_stay_usable_but_tmp_stays_private(workspace: Path, tmp_
     )
     lines = done.stdout.splitlines()
     assert lines == ["tool-ran", "lib-visible", "no-secret", "venv-read-only"], done.stderr
+
+
+def test_a_path_named_twice_is_bound_once(workspace: Path, tmp_path: Path) -> None:
+    home = tmp_path / "rx"  # the Reasonix home: the config home and the state home at once
+    home.mkdir()
+    argv = bwrap_argv("/usr/bin/bwrap", ["true"], workspace=workspace, write_roots=[],
+                      forbid_read=[], network=True, read_only=[home, home])  # fmt: skip
+    binds = [argv[i + 1] for i, a in enumerate(argv) if a == "--ro-bind"]
+    assert binds.count(str(home.resolve())) == 1

@@ -149,9 +149,11 @@ def bwrap_argv(
     protected = [os.path.join(ws, name) for name in PROTECTED_NAMES]
     if os.path.isfile(git) and not os.path.islink(git):
         protected.append(git)  # a worktree's `gitdir:` pointer decides where hooks come from
+    bound: set[str] = set()  # the Reasonix home is often the config and the state home
     for target in [*protected, *(os.fspath(p) for p in read_only)]:
         real = _real(target)
-        if os.path.exists(real):
+        if real not in bound and os.path.exists(real):
+            bound.add(real)
             cmd += ["--ro-bind", real, real]
     for path in forbid_read:
         target = _real(path)  # mask the real location: every symlinked route leads there
