@@ -1,8 +1,8 @@
 """What a run may have imported when its first model request leaves (issue 20).
 
 A real ``reasonix run`` (a subprocess, against a loopback fake) is watched
-with an audit hook: at the first ``http.client.send`` of a POST the hook
-writes down ``sys.modules``. No timing is measured; the test checks the
+with an audit hook: at the first ``reasonix.h1.send`` (or ``http.client.send``)
+of a POST the hook writes down ``sys.modules``. No timing is measured; the test checks the
 *set*: every ``reasonix`` module must be on :data:`ALLOWED` (adding one to
 the first-request path is a decision, made here), and the heavy modules in
 :data:`FORBIDDEN` must not be there at all.
@@ -16,7 +16,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 from fakes import FakeServer, ToolSpec, Turn
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -25,7 +24,7 @@ ROOT = Path(__file__).resolve().parent.parent
 ALLOWED: frozenset[str] = frozenset(
     """
     reasonix reasonix.cancel reasonix.errors reasonix.lazy reasonix.lazy_light reasonix.slices
-    reasonix.idle
+    reasonix.idle reasonix.digest reasonix.charsets
     reasonix.cli reasonix.cli._run_args reasonix.cli.argspec reasonix.cli.main reasonix.cli.output
     reasonix.cli.run_cmd reasonix.cli.safe_text reasonix.cli.setup_run
     reasonix.boot reasonix.boot.coordination reasonix.boot.options reasonix.boot.parts
@@ -37,9 +36,9 @@ ALLOWED: frozenset[str] = frozenset(
     reasonix.config.providers reasonix.config.safe_read reasonix.config.schema
     reasonix.config.tomledit reasonix.config.tomlparse reasonix.config.tomlsimple
     reasonix.provider reasonix.provider.base reasonix.provider.budget reasonix.provider.http
-    reasonix.provider.netio reasonix.provider.openai reasonix.provider.openai.fold
+    reasonix.provider.h1 reasonix.provider.openai reasonix.provider.openai.fold
     reasonix.provider.openai.wire reasonix.provider.overflow reasonix.provider.probe
-    reasonix.provider.sse reasonix.provider.types
+    reasonix.provider.sockets reasonix.provider.sse reasonix.provider.types
     reasonix.tool reasonix.tool.base reasonix.tool.builtin reasonix.tool.builtin._catalog
     reasonix.tool.children reasonix.tool.paths reasonix.tool.ports
     reasonix.agent reasonix.agent.budget reasonix.agent.cachebreak reasonix.agent.checkpoints
@@ -78,6 +77,15 @@ FORBIDDEN: frozenset[str] = frozenset(
         "tomli",
         "argparse",  # a plain `run` command line is read without it (cli.argspec)
         "gettext",
+        # an http endpoint needs no TLS, and the provider's HTTP/1.1 is its own
+        # (reasonix.provider.h1): urllib only for proxies and redirects
+        "ssl",
+        "string",  # it compiles Template's pattern (reasonix.charsets)
+        "_hashlib",  # OpenSSL's hashes: a slug hashes a short path (reasonix.digest)
+        "http.client",
+        "email.parser",
+        "urllib.request",
+        "reasonix.provider.netio",
         "dataclasses",
         "inspect",
         "ast",
@@ -128,7 +136,7 @@ import json, sys
 out, seen = sys.argv[1], []
 def watch(event, args):
     # the first model request: a local server's window probe may POST /api/show first
-    head = bytes(args[1][:200]) if event == "http.client.send" else b""
+    head = bytes(args[1][:200]) if event in ("http.client.send", "reasonix.h1.send") else b""
     if not seen and head.startswith(b"POST ") and b"/chat/completions" in head.split(b"\r\n")[0]:
         seen.append(1)
         with open(out, "w") as fh:
@@ -172,7 +180,6 @@ def _modules_at_first_request(tmp_path: Path) -> tuple[set[str], str]:
     return set(json.loads(out.read_text())), second
 
 
-@pytest.mark.skipif(sys.version_info < (3, 11), reason="http.client.send audit event")
 def test_the_first_request_loads_only_the_first_request_path(tmp_path: Path) -> None:
     modules, second = _modules_at_first_request(tmp_path)
     ours = {m for m in modules if m == "reasonix" or m.startswith("reasonix.")}

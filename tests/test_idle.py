@@ -70,7 +70,7 @@ _DRIVER = r"""
 import json, sys
 out, seen = sys.argv[1], []
 def watch(event, args):
-    head = bytes(args[1][:200]) if event == "http.client.send" else b""
+    head = bytes(args[1][:200]) if event in ("http.client.send", "reasonix.h1.send") else b""
     if head.startswith(b"POST ") and b"/chat/completions" in head.split(b"\r\n")[0]:
         seen.append(sorted(m for m in sys.modules if m.startswith("reasonix.")))
         with open(out, "w") as fh:
@@ -82,7 +82,6 @@ runpy.run_module("reasonix", run_name="__main__")
 """
 
 
-@pytest.mark.skipif(sys.version_info < (3, 11), reason="http.client.send audit event")
 def test_the_wait_for_the_first_answer_loads_the_likely_tools(tmp_path: Path) -> None:
     ws = tmp_path / "repo"
     ws.mkdir()

@@ -74,6 +74,8 @@ def layer_of(module: str) -> str:
         "lazy_light",
         "slices",
         "idle",
+        "digest",
+        "charsets",
         "__main__",
         "_version",
     ):

@@ -31,7 +31,6 @@ could go unseen).
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import stat
 import threading
@@ -39,6 +38,8 @@ import time
 import zlib
 from collections.abc import Callable
 from pathlib import Path
+
+from reasonix.digest import sha1_hex
 
 __all__ = [
     "NATIVE_BYTES",
@@ -61,7 +62,7 @@ Entries = dict[bytes, tuple[bytes, bytes]]  # name -> (mode, binary object id)
 def write_object(git_dir: Path, kind: bytes, body: bytes) -> str:
     """Store a loose object the way git does (zlib, read-only, renamed into place)."""
     data = b"%s %d\0" % (kind, len(body)) + body
-    oid = hashlib.sha1(data, usedforsecurity=False).hexdigest()  # git names objects so
+    oid = sha1_hex(data)  # git names objects so
     folder = git_dir / "objects" / oid[:2]
     target = folder / oid[2:]
     if target.exists():

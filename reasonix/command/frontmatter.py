@@ -6,12 +6,12 @@ request can be read without loading the command registry.
 
 from __future__ import annotations
 
-import string
+from reasonix.charsets import ASCII_ALNUM, ASCII_LETTERS
 
 __all__ = ["FrontmatterError", "parse"]
 
-_LETTERS = frozenset(string.ascii_letters)
-_KEY_CHARS = frozenset(string.ascii_letters + string.digits + "_-")
+_LETTERS = frozenset(ASCII_LETTERS)
+_KEY_CHARS = frozenset(ASCII_ALNUM + "_-")
 
 
 class FrontmatterError(ValueError):

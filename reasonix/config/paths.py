@@ -8,10 +8,11 @@ change ``REASONIX_HOME`` see the change at once.
 
 from __future__ import annotations
 
-import hashlib
 import os
-import string
 from pathlib import Path
+
+from reasonix.charsets import ASCII_ALNUM
+from reasonix.digest import sha256_hex
 
 __all__ = [
     "CONTROL_VARIABLES",
@@ -116,7 +117,7 @@ def sessions_dir(workspace: Path) -> Path:
     return state_dir() / "sessions" / project_slug(workspace)
 
 
-_SAFE = frozenset(string.ascii_letters + string.digits + "._-")
+_SAFE = frozenset(ASCII_ALNUM + "._-")
 _SLUG_TAIL = 48  # keep the end of long paths: the project name is the readable part
 
 
@@ -146,5 +147,5 @@ def project_slug(path: Path | str) -> str:
     readable = _dashed(absolute).strip("-.") or "root"
     if len(readable) > _SLUG_TAIL:
         readable = readable[-_SLUG_TAIL:].lstrip("-.") or "root"
-    digest = hashlib.sha256(absolute.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+    digest = sha256_hex(absolute.encode("utf-8", "surrogatepass"))[:8]
     return f"{readable}-{digest}"

@@ -116,13 +116,12 @@ def _cache_file(text: str) -> str | None:
     """Where the parse of ``text`` is remembered (None: not cached)."""
     if len(text) > _CACHE_LIMIT:
         return None
-    import hashlib
-
     from reasonix.config.paths import cache_dir
+    from reasonix.digest import sha256_hex
 
     # the parser version is part of the key: 3.10's tomli and 3.11's tomllib may differ
     seed = f"toml-v1\0{sys.version_info[0]}.{sys.version_info[1]}\0{text}".encode()
-    digest = hashlib.sha256(seed).hexdigest()[:40]
+    digest = sha256_hex(seed)[:40]
     return os.path.join(cache_dir(), "toml", digest + ".json")
 
 

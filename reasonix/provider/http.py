@@ -1,4 +1,4 @@
-"""Streaming HTTP POST over urllib: timeouts, retries, prompt cancellation.
+"""Streaming HTTP POST: timeouts, retries, prompt cancellation.
 
 One :class:`HTTPClient` call makes up to 1 + ``max_retries`` attempts (D20).
 An attempt counts as failed-before-output when it ends with HTTP 429/5xx, a
@@ -15,21 +15,23 @@ returns at once (PROV-19). The backoff wait is ``cancel.wait``.
 
 :func:`translate` is the single place where urllib / http.client / socket /
 ssl exceptions become typed Reasonix errors.
+
+A request without a proxy goes straight to its server over
+:mod:`reasonix.provider.h1` (no ``http.client``, ``urllib`` or, for http,
+``ssl`` to import); through a proxy, and after a redirect, it goes through
+urllib's opener (:mod:`reasonix.provider.netio`), as it always did. Both give
+:func:`translate` the same errors.
 """
 
 from __future__ import annotations
 
-import email.utils
-import http.client
 import json
 import random
-import ssl
+import sys
 import threading
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from reasonix import __version__
 from reasonix.cancel import Cancel
@@ -43,7 +45,11 @@ from reasonix.errors import (
     ReasonixError,
 )
 from reasonix.lazy import dataclass
-from reasonix.provider.netio import SlotRequest, SocketSlot, build_opener
+from reasonix.provider.sockets import SocketSlot
+
+if TYPE_CHECKING:
+    import ssl
+    import urllib.request
 
 __all__ = [
     "USER_AGENT",
@@ -139,6 +145,8 @@ def parse_retry_after(value: str | None, *, now: float | None = None) -> float |
         return max(0.0, float(value))
     except ValueError:
         pass
+    import email.utils  # only for an HTTP date: a dozen email modules
+
     try:
         when = email.utils.parsedate_to_datetime(value)
     except (TypeError, ValueError, IndexError):
@@ -178,21 +186,32 @@ def translate(exc: BaseException, *, where: str, streaming: bool) -> ReasonixErr
     """
     if isinstance(exc, ReasonixError):
         return exc
-    if isinstance(exc, urllib.error.HTTPError):
-        return _api_error(exc.code, exc.headers, _read_error_body(exc))
+    # An exception of a module nobody imported cannot have been raised: look the
+    # classes up only where they exist (importing them here would cost start-up).
+    if _is(exc, "urllib.error", "HTTPError"):
+        return _api_error(exc.code, exc.headers, _read_error_body(exc))  # type: ignore[attr-defined]
     reason: BaseException = exc
-    if isinstance(exc, urllib.error.URLError) and isinstance(exc.reason, BaseException):
-        reason = exc.reason
+    if _is(exc, "urllib.error", "URLError") and isinstance(exc.reason, BaseException):  # type: ignore[attr-defined]
+        reason = exc.reason  # type: ignore[attr-defined]
     if isinstance(reason, TimeoutError):
         what = "read" if streaming else "response"
         return ProviderTimeout(f"{where}: no data within the {what} timeout ({reason})")
-    if isinstance(reason, ssl.SSLCertVerificationError):
+    if _is(reason, "ssl", "SSLCertVerificationError"):
         return CertificateError(f"{where}: TLS certificate verification failed: {reason}")
     if streaming:
-        if isinstance(reason, http.client.IncompleteRead):
+        if _is(reason, "http.client", "IncompleteRead") or _is(
+            reason, "reasonix.provider.h1", "IncompleteBody"
+        ):
             return ProviderStreamError(f"{where}: stream cut off by the server")
         return ProviderStreamError(f"{where}: stream broke: {_describe(reason)}")
     return ProviderConnectionError(f"{where}: cannot connect: {_describe(reason)}")
+
+
+def _is(exc: BaseException, module: str, name: str) -> bool:
+    """``isinstance(exc, module.name)`` without importing ``module``."""
+    loaded = sys.modules.get(module)
+    kind = getattr(loaded, name, None) if loaded is not None else None
+    return isinstance(kind, type) and isinstance(exc, kind)
 
 
 def _describe(exc: BaseException) -> str:
@@ -201,10 +220,12 @@ def _describe(exc: BaseException) -> str:
 
 
 def _read_error_body(resp: Any) -> str:
+    client = sys.modules.get("http.client")  # what urllib's error responses may raise
+    broken = (OSError, client.HTTPException) if client is not None else (OSError,)
     try:
         with resp:
             data = resp.read(ERROR_BODY_LIMIT)
-    except (OSError, http.client.HTTPException):
+    except broken:
         data = b""
     return bytes(data or b"").decode("utf-8", "replace")
 
@@ -217,7 +238,7 @@ class StreamResponse:
 
     def __init__(
         self,
-        resp: http.client.HTTPResponse,
+        resp: Any,
         first: bytes,
         slot: SocketSlot,
         unregister: Callable[[], None],
@@ -292,8 +313,11 @@ class HTTPClient:
         self._opener: urllib.request.OpenerDirector | None = None
 
     def _shared_opener(self) -> urllib.request.OpenerDirector:
-        """One opener per client, made on the first request (urllib makes and inspects
-        ten handlers for each): the socket slot of a request travels on the request."""
+        """One opener per client, made on the first request that needs urllib (urllib
+        makes and inspects ten handlers for each): the socket slot of a request travels
+        on the request."""
+        from reasonix.provider.netio import build_opener
+
         with self._lock:
             if self._opener is None:
                 self._opener = build_opener(self.timeouts.idle, self._tls)
@@ -303,6 +327,8 @@ class HTTPClient:
     def _ssl(self) -> ssl.SSLContext:
         """The TLS context, made on the first https request: loading the CA store
         takes tens of milliseconds that an http:// endpoint never needs."""
+        import ssl
+
         with self._lock:
             if self._ssl_context is None:
                 self._ssl_context = ssl.create_default_context()
@@ -345,17 +371,20 @@ class HTTPClient:
         where = _endpoint(url)
         slot = SocketSlot()
         unregister = cancel.on_cancel(slot.abort)
-        opener = self._shared_opener()
         hdrs = {
             "Content-Type": "application/json",
             "Accept": "text/event-stream",
             "User-Agent": USER_AGENT,
             **headers,
         }
-        req = SlotRequest(url, data=body, headers=hdrs, method="POST", slot=slot)
         resp: Any = None
         try:
-            resp = opener.open(req, timeout=self.timeouts.connect)
+            resp = self._direct(url, hdrs, body, slot)
+            if resp is None:  # through a proxy, or redirected: urllib's way
+                from reasonix.provider.netio import SlotRequest
+
+                req = SlotRequest(url, data=body, headers=hdrs, method="POST", slot=slot)
+                resp = self._shared_opener().open(req, timeout=self.timeouts.connect)
             first = resp.read1(READ_SIZE)
             if slot.aborted or cancel.cancelled:
                 raise Cancelled(cancel.reason or "cancelled")
@@ -367,16 +396,47 @@ class HTTPClient:
             if resp is not None:
                 resp.close()
             if slot.aborted or cancel.cancelled:
-                if isinstance(e, urllib.error.HTTPError):
-                    e.close()
+                if _is(e, "urllib.error", "HTTPError"):
+                    e.close()  # type: ignore[attr-defined]
                 raise Cancelled(cancel.reason or "cancelled") from None
             if not isinstance(e, Exception):
                 raise
             err = translate(e, where=where, streaming=False)  # closes an HTTPError
             if isinstance(err, ProviderTimeout) and not slot.connected:
                 err = ConnectTimeout(f"{where}: connect timed out after {self.timeouts.connect:g}s")
-            raise err from (None if isinstance(e, urllib.error.HTTPError) else e)
+            raise err from (None if e is err or _is(e, "urllib.error", "HTTPError") else e)
         return StreamResponse(resp, first, slot, unregister, cancel, where)
+
+    def _direct(self, url: str, headers: Mapping[str, str], body: bytes, slot: SocketSlot) -> Any:
+        """POST straight to the server (:mod:`reasonix.provider.h1`); None when urllib
+        must (a proxy applies, or the answer is a redirect). Raises what urllib would
+        have made of a 4xx/5xx: the :class:`ProviderAPIError`."""
+        from urllib.parse import urlsplit
+
+        from reasonix.provider import h1
+
+        parts = urlsplit(url)
+        if not h1.direct_ok(parts.scheme) or not parts.hostname:
+            return None
+        https = parts.scheme == "https"
+        sock = h1.open_socket(
+            parts.hostname, parts.port or (443 if https else 80), timeout=self.timeouts.connect,
+            idle_timeout=self.timeouts.idle, slot=slot, tls=self._tls if https else None,
+        )  # fmt: skip
+        try:
+            target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+            host = h1.host_header(parts.hostname, parts.port, parts.scheme)
+            h1.send_request(sock, "POST", target, headers, body, host=host)
+            resp = h1.Response(sock, "POST", wait=True)
+        except BaseException:
+            sock.close()
+            raise
+        if 300 <= resp.status < 400:
+            resp.close()  # urllib follows redirects as it always did (a POST may become a GET)
+            return None
+        if not 200 <= resp.status < 300:
+            raise _api_error(resp.status, resp.headers, _read_error_body(resp))
+        return resp
 
 
 def _retryable(e: ProviderError) -> bool:

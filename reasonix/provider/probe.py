@@ -27,14 +27,15 @@ from __future__ import annotations
 import json
 import re
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlsplit, urlunsplit
 
 from reasonix.lazy import dataclass
 from reasonix.provider.http import USER_AGENT
+
+if TYPE_CHECKING:
+    import urllib.request
 
 __all__ = [
     "PROBE_TIMEOUT",
@@ -121,7 +122,7 @@ class _Client:
 
     The environment's proxies apply as for requests (``NO_PROXY`` spares
     loopback); without one, the asks :meth:`sent_ahead` all go out at once,
-    each on a connection of its own (``http.client``), and their answers are
+    each on a connection of its own (:mod:`reasonix.provider.h1`), and their answers are
     read in the probe's order: four asks of a local server then take about
     as long as one. Any other ask shares one kept-alive connection.
     """
@@ -179,7 +180,7 @@ class _Client:
                 raw = self._via_urllib(url, data, self._headers(data), left)
             else:
                 raw = self._direct(parts, data, left)
-        except (urllib.error.URLError, OSError, ValueError) as err:
+        except (OSError, ValueError) as err:  # urllib's URLError is an OSError
             reason = getattr(err, "reason", err)
             if isinstance(reason, ConnectionRefusedError):
                 self.down = True
@@ -200,6 +201,9 @@ class _Client:
     def _via_urllib(
         self, url: str, data: bytes | None, headers: dict[str, str], left: float
     ) -> bytes | None:
+        import urllib.error
+        import urllib.request
+
         if self._opener is None:
             self._opener = urllib.request.build_opener()
         req = urllib.request.Request(url, data=data, headers=headers)
@@ -211,57 +215,98 @@ class _Client:
             err.close()
             return None
 
-    def _connect(self, parts: Any, left: float) -> Any:
-        """A new connection to ``parts``' server, connected (plain HTTP) within ``left``."""
-        import http.client
+    def _connect(self, parts: Any, left: float) -> _Link:
+        """A new connection to ``parts``' server, connected within ``left``."""
+        return _Link(parts, left)
 
-        kind = (
-            http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
-        )
-        conn = kind(parts.hostname or "", parts.port, timeout=left)
-        if parts.scheme == "http":  # connected here: no IDNA codec
-            import socket
+    def _send(self, conn: _Link, parts: Any, data: bytes | None) -> None:
+        from reasonix.provider import h1
 
-            from reasonix.provider.netio import wire_host
-
-            address = (wire_host(conn.host), conn.port)
-            conn.sock = socket.create_connection(address, timeout=left)  # type: ignore[arg-type]
-        return conn
-
-    def _send(self, conn: Any, parts: Any, data: bytes | None) -> None:
         path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
         try:
-            conn.request("POST" if data is not None else "GET", path, body=data,
-                         headers=self._headers(data))  # fmt: skip
+            sock = conn.socket()
+            conn.method = "POST" if data is not None else "GET"
+            h1.send_request(sock, conn.method, path, self._headers(data), data,
+                            host=conn.host, keep_alive=True)  # fmt: skip
         except BaseException:
             conn.close()  # a half-spoken exchange: the next ask opens a fresh connection
             raise
 
-    def _answer(self, conn: Any, left: float, *, keep: bool) -> bytes | None:
+    def _answer(self, conn: _Link, left: float, *, keep: bool) -> bytes | None:
         """The body of the answer on ``conn`` (None unless 2xx); closes it unless ``keep``."""
-        if conn.sock is not None:
-            conn.sock.settimeout(left)
+        from reasonix.provider import h1
+
         try:
-            resp = conn.getresponse()
+            sock = conn.socket()
+            sock.settimeout(left)
+            resp = h1.Response(sock, conn.method)
             raw: bytes = resp.read(_BODY_LIMIT + 1)
         except BaseException:
             conn.close()
             raise
-        if not keep or resp.will_close or len(raw) > _BODY_LIMIT:
+        if keep and len(raw) <= _BODY_LIMIT and resp.detach() is not None:
+            pass  # the socket stays with ``conn`` for the next ask
+        else:
             conn.close()
         return raw[:_BODY_LIMIT] if 200 <= resp.status < 300 else None  # no redirect is followed
 
     def _direct(self, parts: Any, data: bytes | None, left: float) -> bytes | None:
         key = (parts.scheme, parts.netloc)
         conn = self._conns.get(key)
-        if conn is None or (conn.sock is None and parts.scheme == "http"):
+        if conn is None or conn.closed:
             conn = self._conns[key] = self._connect(parts, left)
         self._send(conn, parts, data)
         return self._answer(conn, left, keep=True)
 
 
+class _Link:
+    """One connection of the probe: made on construction, kept alive between asks."""
+
+    def __init__(self, parts: Any, left: float) -> None:
+        import socket
+
+        from reasonix.provider import h1
+        from reasonix.provider.sockets import wire_host
+
+        host, https = parts.hostname or "", parts.scheme == "https"
+        self.host = h1.host_header(host, parts.port, parts.scheme)
+        self.method = "GET"
+        port = parts.port or (443 if https else 80)
+        address = (wire_host(host), port)  # bytes for an ASCII name: no IDNA codec
+        sock = socket.create_connection(address, timeout=left)  # type: ignore[arg-type]
+        if https:
+            import ssl
+
+            try:
+                sock = ssl.create_default_context().wrap_socket(sock, server_hostname=host)
+            except BaseException:
+                sock.close()
+                raise
+        self._sock: Any = sock
+
+    @property
+    def closed(self) -> bool:
+        return self._sock is None
+
+    def socket(self) -> Any:
+        if self._sock is None:
+            raise ConnectionResetError("the probe's connection is closed")
+        return self._sock
+
+    def close(self) -> None:
+        sock, self._sock = self._sock, None
+        if sock is not None:
+            sock.close()
+
+
 def _proxied(scheme: str, host: str) -> bool:
     """True when the environment routes ``scheme://host`` through a proxy (as urllib would)."""
+    from reasonix.provider import h1
+
+    if h1.direct_ok(scheme):  # no proxy variable at all: urllib would find none either
+        return False
+    import urllib.request
+
     proxies = urllib.request.getproxies()
     return scheme in proxies and not urllib.request.proxy_bypass(host)
 

@@ -21,13 +21,13 @@ so it survives SIGKILL and ``run -c``.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
+from reasonix.digest import sha256_hex
 from reasonix.errors import ToolError
 from reasonix.lazy import asdict, dataclass, field
 from reasonix.tool import ToolContext, ToolResult
@@ -167,7 +167,7 @@ def evidence_key(name: str, arguments: str, result: str) -> str:
     except ValueError:
         args = arguments
     blob = json.dumps([name, args, result], ensure_ascii=False)
-    return hashlib.sha256(blob.encode("utf-8", "replace")).hexdigest()[:20]
+    return sha256_hex(blob.encode("utf-8", "replace"))[:20]
 
 
 def counts_as_evidence(name: str) -> bool:

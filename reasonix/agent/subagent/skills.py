@@ -20,10 +20,10 @@ from __future__ import annotations
 
 import os
 import stat
-import string
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from reasonix.charsets import ASCII_ALNUM
 from reasonix.command.frontmatter import FrontmatterError, parse
 from reasonix.lazy import dataclass, field
 
@@ -42,8 +42,8 @@ MAX_RESOURCE_BYTES = 256 * 1024
 RESOURCE_DIRS = ("references", "scripts")
 INDEX_MAX_CHARS = 4000  # a large catalogue must not dominate the turn it rides on
 _LINE_WIDTH = 130
-_NAME_START = frozenset(string.ascii_letters + string.digits)
-_NAME_CHARS = frozenset(string.ascii_letters + string.digits + "_.-")
+_NAME_START = frozenset(ASCII_ALNUM)
+_NAME_CHARS = frozenset(ASCII_ALNUM + "_.-")
 
 
 def valid_name(name: str) -> bool:
