@@ -20,7 +20,9 @@ the model is asked what next, and used when that answer ends the turn; the
 turn's end is recorded on a thread too, which reading the log and the
 process's exit wait for. A snapshot runs as few git processes as it can:
 in a small workspace one ``ls-files`` (what is there), the blobs and trees
-written by us (:mod:`reasonix.agent.snaptree`); in a large one ``ls-files``
+written by us (:mod:`reasonix.agent.snaptree`), and no git process at all
+where no ignore rule exists (:mod:`reasonix.agent.snaplist` lists); in a
+large one ``ls-files``
 (what changed), ``add`` + ``write-tree`` only when something did. The
 repository skeleton, the commit object and its ref are always written
 directly (the same bytes ``init`` and ``commit-tree`` write).
@@ -87,6 +89,8 @@ class CheckpointStore:
         self._git: str | None = None  # the git program, once looked up
         self.native = True  # small workspaces: trees written by us (reasonix.agent.snaptree)
         self._stats: StatCache = {}
+        self._rules: list[str] | None = None  # see _own_rules
+        self._plain_rules = False
         self._entries: Entries = {}  # the last tree we wrote, by file
 
     def finish_later(self, target: Callable[[], None], name: str) -> None:
@@ -152,14 +156,34 @@ class CheckpointStore:
                 self._attributed = True
             return
         self.root.mkdir(parents=True, exist_ok=True)
-        # The agent's own state must never be snapshotted, even when it lives in the project.
+        try:
+            _init_repository(self.git_dir, "\n".join(self._excludes()) + "\n")
+        except OSError as exc:
+            raise SessionError(f"checkpoint: could not create the repository: {exc}") from None
+
+    def _excludes(self) -> list[str]:
+        """``info/exclude``: the agent's own state is never snapshotted, even when it
+        lives in the project."""
         excludes = [".git/", ".reasonix-checkpoints/"]
         with contextlib.suppress(ValueError):
             excludes.append("/" + str(state_dir().resolve().relative_to(self.workspace)) + "/")
-        try:
-            _init_repository(self.git_dir, "\n".join(excludes) + "\n")
-        except OSError as exc:
-            raise SessionError(f"checkpoint: could not create the repository: {exc}") from None
+        return excludes
+
+    def _own_rules(self) -> list[str] | None:
+        """The root-anchored excludes when ``info/exclude`` is the one :meth:`_ensure`
+        writes and the config names no excludes file (so no ignore rule of git's is
+        unknown to :func:`~reasonix.agent.snaplist.list_plain`); else None."""
+        if self._rules is None:
+            excludes = self._excludes()
+            try:
+                written = (self.git_dir / "info" / "exclude").read_text(errors="replace")
+                config = (self.git_dir / "config").read_text(errors="replace").lower()
+            except OSError:
+                written, config = "", "excludesfile"
+            own = written == "\n".join(excludes) + "\n" and "excludesfile" not in config
+            self._rules = [e for e in excludes if e.startswith("/")] if own else []
+            self._plain_rules = own
+        return self._rules if self._plain_rules else None
 
     def snapshot(self, message: str) -> tuple[str, list[str]]:
         """Commit the workspace as it is now; returns (commit id, files left out as too big)."""
@@ -180,12 +204,21 @@ class CheckpointStore:
         with self._lock:
             self._ensure()
             indexed = (self.git_dir / "index").exists()
-            # Without an index every file is "other" and none can be "modified".
-            what = ("--others", "--modified") if indexed else ("--others",)
-            listed = self.git("ls-files", "-z", *what, "--exclude-standard")
+            listed = None
+            native = not indexed and self.native and self._is_plain()
+            rules = self._own_rules() if native else None
+            if rules is not None:  # no ignore rule anywhere: the files, without a git process
+                from reasonix.agent.snaplist import list_plain
+                from reasonix.agent.snaptree import NATIVE_FILES
+
+                listed = list_plain(self.workspace, rules, NATIVE_FILES)
+            if listed is None:
+                # Without an index every file is "other" and none can be "modified".
+                what = ("--others", "--modified") if indexed else ("--others",)
+                listed = self.git("ls-files", "-z", *what, "--exclude-standard")
             if wanted is not None and not wanted():
                 raise StaleTree
-            if not indexed and self.native and self._is_plain():
+            if native:
                 # git lists (its ignore rules decide), we write the objects; once git has
                 # built a tree here, its index is the record and git keeps doing so.
                 from reasonix.agent.snaptree import Unwanted, native_tree
@@ -365,9 +398,10 @@ def _set_ref(git_dir: Path, name: str, oid: str) -> None:
         finally:
             os.close(fd)
         os.replace(lock, ref)
-    finally:
+    except BaseException:
         with contextlib.suppress(FileNotFoundError):
-            os.unlink(lock)
+            os.unlink(lock)  # only a failure leaves the lock behind
+        raise
 
 
 def _turns(recs: list[dict[str, Any]], session: str, depth: int) -> list[Turn]:

@@ -2,7 +2,8 @@
 
 For a workspace of up to :data:`NATIVE_FILES` files the blobs and trees are
 written into the shadow repository directly, from the list one
-``git ls-files`` gives (so git alone still decides what ``.gitignore`` and
+``git ls-files`` gives, or :mod:`reasonix.agent.snaplist` where no ignore rule
+exists (so git alone still decides what ``.gitignore`` and
 the excludes leave out): two git processes fewer per snapshot. The objects
 are the ones git would write for the same files: a blob per file (its bytes
 as they are; a symlink's target), mode ``100755`` when the owner may execute
@@ -79,9 +80,10 @@ def write_object(git_dir: Path, kind: bytes, body: bytes) -> str:
         with open(fd, "wb") as fh:
             fh.write(zlib.compress(data))
         os.replace(tmp, target)  # the same name means the same bytes: replacing is harmless
-    finally:
+    except BaseException:
         with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
+            os.unlink(tmp)  # only a failure leaves it (a rename leaves no name to remove)
+        raise
     return oid
 
 

@@ -219,5 +219,5 @@ def warm_modules(registry: Registry, *, checkpoints: bool = False) -> list[str]:
         if isinstance(tool, CatalogTool):  # a replaced or disabled built-in: nothing
             groups.append([*_LOADS_BEFORE.get(name, ()), tool.module, *_LOADS_AFTER.get(name, ())])
     if checkpoints:
-        groups.insert(1, ["reasonix.agent.snaptree"])
+        groups.insert(1, ["reasonix.agent.snaptree", "reasonix.agent.snaplist"])
     return [module for group in groups for module in group]
