@@ -67,7 +67,8 @@ def probe(bwrap: str, network: bool, remember: Path | None = None) -> str:
 def _stamp(bwrap: str, network: bool) -> str:
     """What a remembered answer holds for: this boot, this binary, this user; "" if unknown."""
     try:
-        with open("/proc/sys/kernel/random/boot_id", encoding="ascii") as fh:
+        # ASCII text; read as UTF-8, whose codec is loaded already (the ascii one is not)
+        with open("/proc/sys/kernel/random/boot_id", encoding="utf-8") as fh:
             boot = fh.read().strip()
         st = os.stat(bwrap)
     except OSError:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import os
-import shlex
 from pathlib import Path
 from typing import Any
 
@@ -67,6 +66,8 @@ def declared_roots(args: dict[str, Any], ctx: ToolContext) -> list[Path]:
         if scope is None:
             roots = [Path(os.path.realpath(r)) for r in [ctx.workspace, *ctx.write_roots]]
             if not any(target == r or target.is_relative_to(r) for r in roots):
+                import shlex  # only for this message
+
                 raise ToolError(
                     f"{target} is outside the writable roots; rerun with --add-dir "
                     f"{shlex.quote(str(target))} or add it to [sandbox].allow_write. "
