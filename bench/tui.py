@@ -195,7 +195,7 @@ def main() -> int:
         "REASONIX_CACHE_HOME": str(tmp / "cache"),
     }
     os.environ["REASONIX_HOME"] = env["REASONIX_HOME"]  # where make_session stores it
-    ours = [sys.executable, args.pyz]
+    ours = [sys.executable, str(Path(args.pyz).resolve())]  # the runs start in other dirs
     bare_echo = [sys.executable, "-c", BARE_ECHO]
     bare_paint = [sys.executable, "-c", BARE_PAINT]
     with FakeServer("openai", []) as srv:
