@@ -3,11 +3,11 @@
 ``http.client`` brings ``ssl`` and a dozen ``email`` modules with it, and
 ``urllib.request`` adds ``hashlib``: together about 25 ms of every run's
 start-up on the development machine, all of it before the first request.
-A model request needs little of that: one request on a fresh connection
-(or a kept-alive one, for the window probe), an answer whose body is framed
-by ``Content-Length``, by chunked transfer coding or by the connection's
-close. Redirects and proxies are not spoken here; the callers send those
-requests through urllib, as before (:func:`direct_ok`).
+A model request needs little of that: a request on a fresh or a kept-alive
+connection (:meth:`Response.release` hands a finished one back), an answer
+whose body is framed by ``Content-Length``, by chunked transfer coding or by
+the connection's close. Redirects and proxies are not spoken here; the
+callers send those requests through urllib, as before (:func:`direct_ok`).
 
 The exceptions are the ones ``http.client`` would give the callers' error
 translation, or subclasses of the same built-in ones: a silent socket raises
@@ -22,6 +22,7 @@ import os
 import select
 import socket
 import sys
+import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -42,6 +43,8 @@ __all__ = [
 _HEAD_LIMIT = 256 * 1024  # bytes of status line and headers: more is not an HTTP server
 _LINE_LIMIT = 65536  # one chunk-size line
 _RECV = 65536
+_DRAIN = 65536  # body bytes :meth:`Response.release` reads to keep a connection
+_DRAIN_WAIT = 0.02  # seconds it waits for them (the last chunk follows the last event)
 
 
 class BadResponse(ConnectionError):
@@ -177,6 +180,8 @@ class Response:
     def __init__(self, sock: socket.socket, method: str, *, wait: bool = False) -> None:
         self._sock: socket.socket | None = sock
         self._buf = b""
+        # Set by the caller for a connection it would reuse (see :meth:`release`).
+        self.keep: Callable[[socket.socket], None] | None = None
         if wait:
             idle.run_until(self._readable)
         while True:  # 1xx answers (100 Continue, 103 Early Hints) come before the real one
@@ -216,6 +221,18 @@ class Response:
             return bool(select.select([sock], [], [], 0)[0])
         except (OSError, ValueError):  # closed meanwhile: reading will say so
             return True
+
+    def _ready_within(self, deadline: float) -> bool:
+        """True once bytes are here to read, waiting until ``deadline`` at most."""
+        sock = self._sock
+        if sock is None:
+            return False
+        if self._readable():
+            return True
+        try:
+            return bool(select.select([sock], [], [], max(0.0, deadline - time.monotonic()))[0])
+        except (OSError, ValueError):
+            return False
 
     def _head(self) -> tuple[int, str, str, list[tuple[str, str]]]:
         while b"\r\n\r\n" not in self._buf and b"\n\n" not in self._buf:
@@ -361,6 +378,29 @@ class Response:
         if sock is None or not self._done or self.will_close or self._buf:
             return None
         self._sock = None
+        return sock
+
+    def release(self) -> socket.socket | None:
+        """The socket for the next request, or None (then the connection is closed).
+
+        A stream's reader stops at its last event, usually just before the body's
+        last chunk: the rest of the body (at most :data:`_DRAIN` bytes) is read
+        first, if it comes within :data:`_DRAIN_WAIT` seconds; else the connection
+        is closed rather than kept waiting for.
+        """
+        drained = 0
+        deadline = time.monotonic() + _DRAIN_WAIT
+        try:
+            while not self._done and drained <= _DRAIN and self._ready_within(deadline):
+                data = self.read1()
+                if not data and not self._done:
+                    break
+                drained += len(data)
+        except (OSError, ValueError):
+            pass  # the connection is broken: nothing to keep
+        sock = self.detach()
+        if sock is None:
+            self.close()
         return sock
 
     def close(self) -> None:

@@ -30,6 +30,7 @@ import random
 import sys
 import threading
 import time
+import weakref
 from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -276,7 +277,13 @@ class StreamResponse:
     def close(self) -> None:
         """Release the socket and the cancel registration (idempotent)."""
         self._unregister()
-        self._resp.close()
+        keep = getattr(self._resp, "keep", None)  # a direct connection that may carry more
+        if keep is None or self._slot.aborted:
+            self._resp.close()
+            return
+        sock = self._resp.release()
+        if sock is not None:
+            keep(sock)
 
     def __enter__(self) -> StreamResponse:
         return self
@@ -311,6 +318,10 @@ class HTTPClient:
         self._ssl_context = ssl_context
         self._lock = threading.Lock()
         self._opener: urllib.request.OpenerDirector | None = None
+        # Kept-alive connections of finished answers, per (scheme, host, port), with the
+        # time each was put back: the next request to that server skips TCP and TLS.
+        self._idle: dict[tuple[str, str, int], list[tuple[float, Any]]] = {}
+        weakref.finalize(self, _close_idle, self._idle)  # a dropped client closes them
 
     def _shared_opener(self) -> urllib.request.OpenerDirector:
         """One opener per client, made on the first request that needs urllib (urllib
@@ -407,6 +418,35 @@ class HTTPClient:
             raise err from (None if e is err or _is(e, "urllib.error", "HTTPError") else e)
         return StreamResponse(resp, first, slot, unregister, cancel, where)
 
+    def _kept(self, key: tuple[str, str, int]) -> Any:
+        """An idle kept-alive connection to ``key``'s server that still looks open, or None."""
+        import select
+
+        while True:
+            with self._lock:
+                idle = self._idle.get(key)
+                if not idle:
+                    return None
+                since, sock = idle.pop()
+            try:
+                # Readable while idle means the server closed it (or sent what no one asked).
+                fresh = time.monotonic() - since < _KEEP_FOR
+                if fresh and not select.select([sock], [], [], 0)[0]:
+                    return sock
+            except (OSError, ValueError):
+                pass
+            sock.close()
+
+    def _keep(self, key: tuple[str, str, int], sock: Any) -> None:
+        """Offer ``sock`` (a connection whose answer was read to its end) to the next request."""
+        with self._lock:
+            idle = self._idle.setdefault(key, [])
+            idle.append((time.monotonic(), sock))
+            extra = idle[:-_KEEP_MAX]
+            del idle[:-_KEEP_MAX]
+        for _, old in extra:
+            old.close()
+
     def _direct(self, url: str, headers: Mapping[str, str], body: bytes, slot: SocketSlot) -> Any:
         """POST straight to the server (:mod:`reasonix.provider.h1`); None when urllib
         must (a proxy applies, or the answer is a redirect). Raises what urllib would
@@ -419,24 +459,62 @@ class HTTPClient:
         if not h1.direct_ok(parts.scheme) or not parts.hostname:
             return None
         https = parts.scheme == "https"
-        sock = h1.open_socket(
-            parts.hostname, parts.port or (443 if https else 80), timeout=self.timeouts.connect,
-            idle_timeout=self.timeouts.idle, slot=slot, tls=self._tls if https else None,
-        )  # fmt: skip
-        try:
-            target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-            host = h1.host_header(parts.hostname, parts.port, parts.scheme)
-            h1.send_request(sock, "POST", target, headers, body, host=host)
-            resp = h1.Response(sock, "POST", wait=True)
-        except BaseException:
-            sock.close()
-            raise
+        key = (parts.scheme, parts.hostname, parts.port or (443 if https else 80))
+        target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        host = h1.host_header(parts.hostname, parts.port, parts.scheme)
+        while True:
+            sock = self._kept(key)
+            reused = sock is not None
+            if sock is None:
+                sock = h1.open_socket(
+                    key[1], key[2], timeout=self.timeouts.connect, idle_timeout=self.timeouts.idle,
+                    slot=slot, tls=self._tls if https else None,
+                )  # fmt: skip
+            else:
+                slot.attach(sock)
+                slot.connected = True
+                sock.settimeout(self.timeouts.idle)
+            try:
+                h1.send_request(sock, "POST", target, headers, body, host=host, keep_alive=True)
+                resp = h1.Response(sock, "POST", wait=True)
+            except OSError as err:
+                sock.close()
+                if reused and not slot.aborted and _closed_under_us(err):
+                    continue  # the server had closed the kept connection: a fresh one
+                raise
+            except BaseException:
+                sock.close()
+                raise
+            break
+        if not resp.will_close:
+            resp.keep = lambda kept: self._keep(key, kept)
         if 300 <= resp.status < 400:
             resp.close()  # urllib follows redirects as it always did (a POST may become a GET)
             return None
         if not 200 <= resp.status < 300:
             raise _api_error(resp.status, resp.headers, _read_error_body(resp))
         return resp
+
+
+# An idle connection is offered again for this long: servers close theirs after a while,
+# and a NAT or firewall may drop one silently (a request sent on it would wait forever).
+_KEEP_FOR = 15.0
+_KEEP_MAX = 4  # idle connections kept per server
+
+
+def _close_idle(idle: dict[tuple[str, str, int], list[tuple[float, Any]]]) -> None:
+    for kept in idle.values():
+        for _, sock in kept:
+            sock.close()
+    idle.clear()
+
+
+def _closed_under_us(err: OSError) -> bool:
+    """The error a kept connection the server had already closed gives, before any byte
+    of an answer: the request was not taken, so sending it again is safe."""
+    if isinstance(err, (BrokenPipeError, ConnectionResetError, ConnectionAbortedError)):
+        return True  # h1.NoResponse is a ConnectionResetError
+    return _is(err, "ssl", "SSLEOFError") or _is(err, "ssl", "SSLZeroReturnError")
 
 
 def _retryable(e: ProviderError) -> bool:
