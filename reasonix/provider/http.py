@@ -466,6 +466,7 @@ class HTTPClient:
             sock = self._kept(key)
             reused = sock is not None
             if sock is None:
+                slot.connected = False  # a connect timeout stays one after a kept link failed
                 sock = h1.open_socket(
                     key[1], key[2], timeout=self.timeouts.connect, idle_timeout=self.timeouts.idle,
                     slot=slot, tls=self._tls if https else None,
