@@ -19,7 +19,6 @@ close before any status line) is a ``ConnectionResetError``,
 from __future__ import annotations
 
 import os
-import select
 import socket
 import sys
 import time
@@ -27,7 +26,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from reasonix import idle
-from reasonix.provider.sockets import SocketSlot, connect
+from reasonix.provider.sockets import SocketSlot, connect, readable
 
 __all__ = [
     "BadResponse",
@@ -212,27 +211,14 @@ class Response:
     # -- the head ------------------------------------------------------------------
     def _readable(self) -> bool:
         sock = self._sock
-        if sock is None or self._buf:
-            return True
-        pending = getattr(sock, "pending", None)  # a TLS socket may hold decrypted bytes
-        if pending is not None and pending():
-            return True
-        try:
-            return bool(select.select([sock], [], [], 0)[0])
-        except (OSError, ValueError):  # closed meanwhile: reading will say so
-            return True
+        return sock is None or bool(self._buf) or readable(sock)
 
     def _ready_within(self, deadline: float) -> bool:
         """True once bytes are here to read, waiting until ``deadline`` at most."""
         sock = self._sock
         if sock is None:
             return False
-        if self._readable():
-            return True
-        try:
-            return bool(select.select([sock], [], [], max(0.0, deadline - time.monotonic()))[0])
-        except (OSError, ValueError):
-            return False
+        return bool(self._buf) or readable(sock, max(0.0, deadline - time.monotonic()))
 
     def _head(self) -> tuple[int, str, str, list[tuple[str, str]]]:
         while b"\r\n\r\n" not in self._buf and b"\n\n" not in self._buf:

@@ -420,7 +420,7 @@ class HTTPClient:
 
     def _kept(self, key: tuple[str, str, int]) -> Any:
         """An idle kept-alive connection to ``key``'s server that still looks open, or None."""
-        import select
+        from reasonix.provider.sockets import readable
 
         while True:
             with self._lock:
@@ -428,13 +428,9 @@ class HTTPClient:
                 if not idle:
                     return None
                 since, sock = idle.pop()
-            try:
-                # Readable while idle means the server closed it (or sent what no one asked).
-                fresh = time.monotonic() - since < _KEEP_FOR
-                if fresh and not select.select([sock], [], [], 0)[0]:
-                    return sock
-            except (OSError, ValueError):
-                pass
+            # Readable while idle means the server closed it (or sent what no one asked).
+            if time.monotonic() - since < _KEEP_FOR and not readable(sock):
+                return sock
             sock.close()
 
     def _keep(self, key: tuple[str, str, int], sock: Any) -> None:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import functools
 import http.client
-import select
 import socket
 import ssl
 import urllib.request
@@ -19,7 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from reasonix import idle
-from reasonix.provider.sockets import SocketSlot, connect, wire_host
+from reasonix.provider.sockets import SocketSlot, connect, readable, wire_host
 
 __all__ = ["SlotRequest", "SocketSlot", "build_opener", "wire_host"]
 
@@ -58,14 +57,7 @@ class _ConnMixin:
 
     def _answered(self) -> bool:
         sock = self.sock
-        if sock is None or self._slot.aborted:
-            return True
-        if isinstance(sock, ssl.SSLSocket) and sock.pending():
-            return True
-        try:
-            return bool(select.select([sock], [], [], 0)[0])
-        except (OSError, ValueError):  # closed meanwhile: let getresponse say so
-            return True
+        return sock is None or self._slot.aborted or readable(sock)
 
 
 class _Conn(_ConnMixin, http.client.HTTPConnection):

@@ -21,7 +21,7 @@ import time
 
 from reasonix.errors import Cancelled
 
-__all__ = ["SocketSlot", "connect", "wire_host"]
+__all__ = ["SocketSlot", "connect", "readable", "wire_host"]
 
 
 class SocketSlot:
@@ -62,6 +62,19 @@ def _shutdown(sock: socket.socket) -> None:
 
 _IN_PROGRESS = {errno.EINPROGRESS, errno.EWOULDBLOCK, errno.EAGAIN, 10035}  # 10035: WSAEWOULDBLOCK
 _POLL = 0.05  # seconds between cancel checks while a connect is pending
+
+
+def readable(sock: socket.socket, wait: float = 0.0) -> bool:
+    """True when a read from ``sock`` would not block (within ``wait`` seconds): bytes,
+    a TLS socket's already decrypted ones, the end of the stream, or a socket closed
+    meanwhile (its reader then says what happened)."""
+    pending = getattr(sock, "pending", None)
+    if pending is not None and pending():
+        return True
+    try:
+        return bool(select.select([sock], [], [], wait)[0])
+    except (OSError, ValueError):
+        return True
 
 
 def wire_host(host: str) -> str | bytes:
