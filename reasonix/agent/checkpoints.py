@@ -90,7 +90,7 @@ class CheckpointStore:
         self.native = True  # small workspaces: trees written by us (reasonix.agent.snaptree)
         self._stats: StatCache = {}
         self._rules: list[str] | None = None  # see _own_rules
-        self._plain_rules = False
+        self._rules_known = False
         self._entries: Entries = {}  # the last tree we wrote, by file
 
     def finish_later(self, target: Callable[[], None], name: str) -> None:
@@ -173,7 +173,7 @@ class CheckpointStore:
         """The root-anchored excludes when ``info/exclude`` is the one :meth:`_ensure`
         writes and the config names no excludes file (so no ignore rule of git's is
         unknown to :func:`~reasonix.agent.snaplist.list_plain`); else None."""
-        if self._rules is None:
+        if not self._rules_known:
             excludes = self._excludes()
             try:
                 written = (self.git_dir / "info" / "exclude").read_text(errors="replace")
@@ -181,9 +181,9 @@ class CheckpointStore:
             except OSError:
                 written, config = "", "excludesfile"
             own = written == "\n".join(excludes) + "\n" and "excludesfile" not in config
-            self._rules = [e for e in excludes if e.startswith("/")] if own else []
-            self._plain_rules = own
-        return self._rules if self._plain_rules else None
+            self._rules = [e for e in excludes if e.startswith("/")] if own else None
+            self._rules_known = True
+        return self._rules
 
     def snapshot(self, message: str) -> tuple[str, list[str]]:
         """Commit the workspace as it is now; returns (commit id, files left out as too big)."""
