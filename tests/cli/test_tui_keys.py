@@ -92,3 +92,13 @@ def test_every_bound_key_names_an_edit() -> None:
     for key in ("ctrl-a", "ctrl-e", "ctrl-k", "ctrl-u", "ctrl-w", "home", "end", "alt-b", "alt-f"):
         assert key in COMPOSER_KEYS
     assert COMPOSER_KEYS["ctrl-j"] == COMPOSER_KEYS["alt-enter"] == "newline"
+
+
+def test_keys_typed_before_raw_mode_have_their_enter_back() -> None:
+    from reasonix.cli.tui.screen import typeahead_text
+
+    assert typeahead_text(b"fix calc.py\n") == "fix calc.py\r"
+    assert typeahead_text(b"a\r\nb\n\xe4\xb8\xad") == "a\rb\r中"
+    assert typeahead_text(b"") == ""
+    keys = KeyDecoder().feed(typeahead_text(b"hi\n"))
+    assert [k.name for k in keys][-1] == "enter"

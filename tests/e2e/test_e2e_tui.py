@@ -449,3 +449,21 @@ def test_a_provider_web_search_shows_as_a_card(pyz: Path, tmp_path: Path) -> Non
             assert "Python 3.13 release notes — https://docs.python.org/3.13/whatsnew" in screen
         finally:
             term.close()
+
+
+def test_a_prompt_typed_while_the_view_starts_is_sent(pyz: Path, tmp_path: Path) -> None:
+    """Keys typed before the view set raw mode went through the cooked terminal (Enter
+    became a line feed): they are sent as typed, not left as a new line in the composer."""
+    ws = tmp_path / "repo"
+    with FakeServer("openai", [Turn.text_only("EARLY-ANSWER")]) as srv:
+        write_project(ws, srv.url)
+        term = _start(pyz, ws, tmp_path)
+        try:
+            term.type("EARLY-QUESTION")  # at once: the program is still starting
+            term.keys("Enter")
+            term.wait_for("EARLY-ANSWER", timeout=60)
+            assert "EARLY-QUESTION" in _requests_text(srv)
+            term.keys("C-d")
+            assert term.wait_exit() == 0
+        finally:
+            term.close()

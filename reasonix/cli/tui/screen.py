@@ -20,7 +20,7 @@ from .keys import Key, KeyDecoder
 from .view import changed_rows
 from .width import Line
 
-__all__ = ["Screen"]
+__all__ = ["Screen", "typeahead_text"]
 
 _PASTE_ON, _PASTE_OFF = "\x1b[?2004h", "\x1b[?2004l"
 ESC_WAIT = 0.03  # seconds an ESC waits for the rest of its sequence
@@ -54,6 +54,17 @@ _STYLES: dict[str, tuple[int, int]] = {
 }
 
 
+def typeahead_text(data: bytes) -> str:
+    """Keys typed before the view set raw mode, as raw mode would have given them.
+
+    The terminal was still in its cooked mode then, which turns Enter's CR into
+    LF (``icrnl``): read as they came, a prompt typed while the view starts would
+    get a new line instead of being sent. So LF is Enter here (a Ctrl-J typed
+    that early is taken as Enter too).
+    """
+    return data.decode("utf-8", "replace").replace("\r\n", "\r").replace("\n", "\r")
+
+
 class Screen:
     """A curses screen in raw mode with bracketed paste; use as a context manager."""
 
@@ -63,6 +74,7 @@ class Screen:
         self._attrs: dict[str, int] = {}
         self._last: list[Line | None] = []
         self._size = (0, 0)
+        self._typeahead = ""  # keys typed before raw mode (see typeahead_text)
 
     def __enter__(self) -> Screen:
         with contextlib.suppress(locale.Error):
@@ -72,6 +84,7 @@ class Screen:
             curses.noecho()
             curses.raw()  # Ctrl-C, Ctrl-Z and Ctrl-\ arrive as keys, not signals
             curses.nonl()  # Enter is \r, Ctrl-J is \n
+            self._typeahead = typeahead_text(_pending(sys.stdin.fileno()))
             self.stdscr.keypad(False)
             self.stdscr.nodelay(True)
             self._colours()
@@ -121,6 +134,8 @@ class Screen:
 
     def wait(self, timeout: float, wake_fd: int | None = None) -> None:
         """Sleep until input, a wake-up byte on ``wake_fd``, or ``timeout`` seconds."""
+        if self._typeahead:
+            return  # keys() has them already
         fds = [sys.stdin.fileno()] + ([wake_fd] if wake_fd is not None else [])
         try:
             ready, _, _ = select.select(fds, [], [], timeout)
@@ -134,6 +149,9 @@ class Screen:
         """Every key waiting now (a pending ESC waits briefly for its sequence)."""
         assert self.stdscr is not None
         out: list[Key] = []
+        if self._typeahead:
+            out.extend(self.decoder.feed(self._typeahead))
+            self._typeahead = ""
         while True:
             got = self._read()
             if got is None:
@@ -205,3 +223,17 @@ class Screen:
                 scr.move(*cursor)
         scr.refresh()
         return len(todo)
+
+
+def _pending(fd: int) -> bytes:
+    """What the terminal holds already, read without waiting (b"" on any trouble)."""
+    got = b""
+    try:
+        while select.select([fd], [], [], 0)[0]:
+            chunk = os.read(fd, 4096)
+            if not chunk:
+                break
+            got += chunk
+    except (OSError, ValueError):
+        pass
+    return got
