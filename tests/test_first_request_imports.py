@@ -41,9 +41,9 @@ ALLOWED: frozenset[str] = frozenset(
     reasonix.provider.sockets reasonix.provider.sse reasonix.provider.types
     reasonix.tool reasonix.tool.base reasonix.tool.builtin reasonix.tool.builtin._catalog
     reasonix.tool.children reasonix.tool.paths reasonix.tool.ports
-    reasonix.agent reasonix.agent.budget reasonix.agent.cachebreak reasonix.agent.checkpoints
-    reasonix.agent.compaction reasonix.agent.context reasonix.agent.directives
-    reasonix.agent.events reasonix.agent.execute reasonix.agent.hooks
+    reasonix.agent reasonix.agent.budget reasonix.agent.cachebreak reasonix.agent.checklog
+    reasonix.agent.checkpoints reasonix.agent.compaction reasonix.agent.context
+    reasonix.agent.directives reasonix.agent.events reasonix.agent.execute reasonix.agent.hooks
     reasonix.agent.instructions reasonix.agent.loop reasonix.agent.loss reasonix.agent.nudge
     reasonix.agent.oversize reasonix.agent.ports reasonix.agent.prompt reasonix.agent.session
     reasonix.agent.stream reasonix.agent.telemetry reasonix.agent.tokens reasonix.agent.window

@@ -41,10 +41,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from reasonix.agent.checklog import Turn, parse_record, records_of, turns_of
 from reasonix.config.paths import project_slug, state_dir
 from reasonix.config.safe_read import TRANSCRIPT_LIMIT, read_text
 from reasonix.errors import SessionError
-from reasonix.lazy import dataclass, field
 from reasonix.slices import short_slices
 
 if TYPE_CHECKING:
@@ -55,20 +55,6 @@ __all__ = ["FILE_LIMIT", "CheckpointStore", "StaleTree", "Turn", "TurnRecorder"]
 FILE_LIMIT = 10 * 1024 * 1024  # a file larger than this is not kept (named in the log)
 _GIT_TIMEOUT = 120.0
 _IDENT = "reasonix <checkpoints@reasonix.invalid>"  # author and committer of every snapshot
-
-
-@dataclass
-class Turn:
-    """One user turn as the log knows it (``before``/``after`` are "" without writes)."""
-
-    session: str
-    number: int
-    records: int  # transcript records before this turn's user message
-    title: str
-    time: float
-    before: str = ""
-    after: str = ""
-    too_big: list[str] = field(default_factory=list)
 
 
 class CheckpointStore:
@@ -332,26 +318,26 @@ class CheckpointStore:
             with open(self.log_path, "a", encoding="utf-8") as fh:
                 fh.write(json.dumps(record, ensure_ascii=False) + "\n")
 
-    def records(self) -> list[dict[str, Any]]:
-        """Every well-formed log record (a torn or foreign line is skipped)."""
+    def _log_text(self) -> str:
         self.settle()  # a turn end of this process is in the log before anyone reads it
         try:
-            text = read_text(self.log_path, TRANSCRIPT_LIMIT, errors="replace", error=SessionError)
+            return read_text(self.log_path, TRANSCRIPT_LIMIT, errors="replace", error=SessionError)
         except FileNotFoundError:
-            return []
+            return ""
+
+    def records(self) -> list[dict[str, Any]]:
+        """Every well-formed log record (a torn or foreign line is skipped)."""
         out = []
-        for line in text.splitlines():
-            with contextlib.suppress(ValueError):
-                rec = json.loads(line)
-                if isinstance(rec, dict) and isinstance(rec.get("type"), str):
-                    out.append(rec)
+        for line in self._log_text().splitlines():
+            rec = parse_record(line)
+            if rec is not None:
+                out.append(rec)
         return out
 
     def turns(self, session: str) -> list[Turn]:
         """The turns of ``session`` in order, including those inherited from the session a
         rewind copied it from (``rewound_from``/``rewound_turn`` records)."""
-        recs = self.records()
-        return _turns(recs, session, depth=0)
+        return turns_of(records_of(self._log_text(), session), session)
 
 
 def _stamp(now: float) -> str:
@@ -402,27 +388,6 @@ def _set_ref(git_dir: Path, name: str, oid: str) -> None:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(lock)  # only a failure leaves the lock behind
         raise
-
-
-def _turns(recs: list[dict[str, Any]], session: str, depth: int) -> list[Turn]:
-    own: dict[int, Turn] = {}
-    inherited: list[Turn] = []
-    for rec in recs:
-        if rec.get("session") != session:
-            continue
-        kind, n = rec["type"], rec.get("turn")
-        if kind == "fork" and depth < 20:
-            parent = _turns(recs, str(rec.get("from", "")), depth + 1)
-            inherited = [t for t in parent if t.number < int(rec.get("turn", 0))]
-        elif kind == "turn" and isinstance(n, int):
-            own[n] = Turn(session, n, int(rec.get("records", 0)), str(rec.get("title", "")),
-                          float(rec.get("time", 0.0)))  # fmt: skip
-        elif kind == "before" and n in own:
-            own[n].before = str(rec.get("commit", ""))
-            own[n].too_big = list(rec.get("too_big", []))
-        elif kind == "after" and n in own:
-            own[n].after = str(rec.get("commit", ""))
-    return inherited + [own[k] for k in sorted(own)]
 
 
 class StaleTree(SessionError):
