@@ -47,6 +47,7 @@ bench: build
 	-$(PY) bench/sse.py
 	-$(PY) bench/grep.py
 	-$(PY) bench/task.py
+	-$(PY) bench/turnlog.py
 	-$(PY) bench/bm25.py
 	-$(PY) bench/tokens.py
 	-$(PY) bench/tui.py
