@@ -24,7 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from reasonix.agent.checklog import parse_record, turns_of
+from reasonix.agent.checklog import parse_records, turns_of
 from reasonix.agent.checkpoints import CheckpointStore
 
 
@@ -45,9 +45,7 @@ def _write_log(store: CheckpointStore, sessions: int = 500, turns: int = 20) -> 
 
 
 def _full(store: CheckpointStore, session: str) -> int:
-    text = store.log_path.read_text(encoding="utf-8")
-    recs = [r for r in map(parse_record, text.splitlines()) if r is not None]
-    return len(turns_of(recs, session))
+    return len(turns_of(parse_records(store.log_path.read_text(encoding="utf-8")), session))
 
 
 def _median_ms(fn: Callable[[str], int], session: str) -> tuple[float, int]:

@@ -13,7 +13,7 @@ from typing import Any
 
 from reasonix.lazy import dataclass, field
 
-__all__ = ["FORK_DEPTH", "Turn", "parse_record", "records_of", "turns_of"]
+__all__ = ["FORK_DEPTH", "Turn", "parse_record", "parse_records", "records_of", "turns_of"]
 
 FORK_DEPTH = 20  # copies of copies followed back (a cycle of fork records ends here)
 
@@ -39,6 +39,11 @@ def parse_record(line: str) -> dict[str, Any] | None:
     except ValueError:
         return None
     return rec if isinstance(rec, dict) and isinstance(rec.get("type"), str) else None
+
+
+def parse_records(text: str) -> list[dict[str, Any]]:
+    """Every well-formed record of the log ``text`` (a torn or foreign line is skipped)."""
+    return [rec for rec in map(parse_record, text.splitlines()) if rec is not None]
 
 
 def records_of(text: str, session: str) -> list[dict[str, Any]]:

@@ -41,7 +41,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from reasonix.agent.checklog import Turn, parse_record, records_of, turns_of
+from reasonix.agent.checklog import Turn, parse_records, records_of, turns_of
 from reasonix.config.paths import project_slug, state_dir
 from reasonix.config.safe_read import TRANSCRIPT_LIMIT, read_text
 from reasonix.errors import SessionError
@@ -327,16 +327,11 @@ class CheckpointStore:
 
     def records(self) -> list[dict[str, Any]]:
         """Every well-formed log record (a torn or foreign line is skipped)."""
-        out = []
-        for line in self._log_text().splitlines():
-            rec = parse_record(line)
-            if rec is not None:
-                out.append(rec)
-        return out
+        return parse_records(self._log_text())
 
     def turns(self, session: str) -> list[Turn]:
         """The turns of ``session`` in order, including those inherited from the session a
-        rewind copied it from (``rewound_from``/``rewound_turn`` records)."""
+        rewind copied it from (its ``fork`` record)."""
         return turns_of(records_of(self._log_text(), session), session)
 
 

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from reasonix.agent import checklog
-from reasonix.agent.checklog import parse_record, records_of, turns_of
+from reasonix.agent.checklog import parse_record, parse_records, records_of, turns_of
 
 # Ids that are prefixes of one another, need JSON escapes, or are not ASCII.
 SESSIONS = ["s", "s1", "s10", 'a"b', "é-1", "x\\y"]
@@ -32,8 +32,7 @@ _line = st.one_of(
 
 
 def _full(text: str, session: str) -> list[object]:
-    recs = [r for r in map(parse_record, text.splitlines()) if r is not None]
-    return [vars(t) for t in turns_of(recs, session)]
+    return [vars(t) for t in turns_of(parse_records(text), session)]
 
 
 @settings(max_examples=300, deadline=None)
