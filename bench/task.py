@@ -12,6 +12,10 @@ measure:
   (what the agent itself costs, tools included);
 * **peak RSS** — ``ru_maxrss`` of the process from ``wait4``.
 
+Both programs, and the ``python`` the task's bash step runs, use a clean
+interpreter (``bench/bare_python.py``): the development environment's Python
+imports a dozen modules at start-up that a user's does not.
+
 Every run is a first use by default (a new project directory and Reasonix
 home: the sessions directory and the checkpoint repository are made during
 the run); ``--returning`` keeps both between runs, as for a user's next task
@@ -45,6 +49,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
+from bare_python import bare_python  # noqa: E402
 from fakes import FakeServer, ToolSpec, Turn  # noqa: E402
 
 CALC = "def add(a, b):\n    return a - b\n"
@@ -56,7 +61,7 @@ RSS_LIMIT_MIB = 40.0
 def script() -> list[Turn]:
     """The four model answers of the task."""
     fix = '{"path": "calc.py", "old_string": "return a - b", "new_string": "return a + b"}'
-    cmd = json.dumps({"command": f"{sys.executable} test_calc.py"})
+    cmd = json.dumps({"command": f"{bare_python()} test_calc.py"})
     return [
         Turn.tools([ToolSpec("read_file", '{"path": "calc.py"}')]),
         Turn.tools([ToolSpec("edit_file", fix)]),
@@ -207,13 +212,14 @@ def main() -> int:
         "REASONIX_CACHE_HOME": cache,
     }
     prompt = "fix add() in calc.py and run its test"
+    python = bare_python()
     program = ["-m", "reasonix"] if args.source else [args.pyz]
     if args.source:
         env["PYTHONPATH"] = str(ROOT)
     extra = '\n[sandbox]\nbash = "off"\n' if args.no_sandbox else ""
 
     def ours_argv(url: str) -> list[str]:
-        return [sys.executable, *program, "run", "--json", "-y", prompt]
+        return [python, *program, "run", "--json", "-y", prompt]
 
     places = None
     if args.returning:
@@ -223,7 +229,7 @@ def main() -> int:
     one_run(ours_argv, env, extra, places[0] if places else None)  # warm-up: unpack, byte-code
 
     def ref_argv(url: str) -> list[str]:
-        return [sys.executable, str(ROOT / "bench" / "ref_loop.py"), url, prompt]
+        return [python, str(ROOT / "bench" / "ref_loop.py"), url, prompt]
 
     for attempt in range(3 if args.max_first_request else 1):
         ours, ref = interleaved(args.runs, (ours_argv, extra), (ref_argv, ""), env, places)
