@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import sys
-from typing import NoReturn
+
+TYPE_CHECKING = False  # typing (with re and enum behind it) is not imported at run time
+if TYPE_CHECKING:
+    from typing import NoReturn
 
 
 def _main() -> None:

@@ -34,7 +34,10 @@ import marshal
 import os
 import sys
 import zlib
-from typing import Any
+
+TYPE_CHECKING = False  # typing (with re and enum behind it) is not imported at run time
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["install"]
 

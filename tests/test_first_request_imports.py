@@ -5,7 +5,9 @@ with an audit hook: at the first ``reasonix.h1.send`` (or ``http.client.send``)
 of a POST the hook writes down ``sys.modules``. No timing is measured; the test checks the
 *set*: every ``reasonix`` module must be on :data:`ALLOWED` (adding one to
 the first-request path is a decision, made here), and the heavy modules in
-:data:`FORBIDDEN` must not be there at all.
+:data:`FORBIDDEN` must not be there at all. The run uses a clean interpreter
+(a virtual environment of its own), so nothing a ``.pth`` file imports hides a
+module the run itself would load.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
+import venv
 from pathlib import Path
 
 from fakes import FakeServer, ToolSpec, Turn
@@ -24,7 +26,7 @@ ROOT = Path(__file__).resolve().parent.parent
 ALLOWED: frozenset[str] = frozenset(
     """
     reasonix reasonix.cancel reasonix.errors reasonix.lazy reasonix.lazy_light reasonix.slices
-    reasonix.idle reasonix.digest reasonix.charsets
+    reasonix.idle reasonix.digest reasonix.charsets reasonix.which
     reasonix.cli reasonix.cli._run_args reasonix.cli.argspec reasonix.cli.main reasonix.cli.output
     reasonix.cli.run_cmd reasonix.cli.safe_text reasonix.cli.setup_run
     reasonix.boot reasonix.boot.coordination reasonix.boot.options reasonix.boot.parts
@@ -81,6 +83,13 @@ FORBIDDEN: frozenset[str] = frozenset(
         # (reasonix.provider.h1): urllib only for proxies and redirects
         "ssl",
         "string",  # it compiles Template's pattern (reasonix.charsets)
+        # shutil brings fnmatch, bz2 and lzma (reasonix.which finds git and bwrap);
+        # tempfile brings shutil and random; random brings math, bisect and SHA-512
+        "shutil",
+        "tempfile",
+        "random",
+        "bz2",
+        "lzma",
         "_hashlib",  # OpenSSL's hashes: a slug hashes a short path (reasonix.digest)
         "http.client",
         "email.parser",
@@ -148,6 +157,14 @@ runpy.run_module("reasonix", run_name="__main__")
 """
 
 
+def _clean_python(tmp_path: Path) -> str:
+    """This interpreter in a virtual environment of its own: no ``.pth`` file (the
+    development environment's editable install imports pathlib, re, enum and more
+    at start-up) can load a module before the run does."""
+    venv.EnvBuilder(with_pip=False, symlinks=True).create(tmp_path / "venv")
+    return str(tmp_path / "venv" / "bin" / "python")
+
+
 def _modules_at_first_request(tmp_path: Path) -> tuple[set[str], str]:
     """The modules loaded when the first POST left, and the second request's body."""
     ws = tmp_path / "repo"
@@ -170,7 +187,7 @@ def _modules_at_first_request(tmp_path: Path) -> tuple[set[str], str]:
             "LANG": "C.UTF-8",
         }
         done = subprocess.run(
-            [sys.executable, "-c", _DRIVER, str(out), "run", "--json", "-y", "read calc.py"],
+            [_clean_python(tmp_path), "-c", _DRIVER, str(out), "run", "--json", "-y", "read calc.py"],
             cwd=ws, env=env, capture_output=True, text=True, timeout=120,
         )  # fmt: skip
         posts = [r for r in srv.requests if r.method == "POST"]

@@ -76,6 +76,7 @@ def layer_of(module: str) -> str:
         "idle",
         "digest",
         "charsets",
+        "which",
         "__main__",
         "_version",
     ):

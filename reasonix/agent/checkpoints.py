@@ -33,7 +33,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import shutil
 import subprocess
 import threading
 import time
@@ -46,6 +45,7 @@ from reasonix.config.paths import project_slug, state_dir
 from reasonix.config.safe_read import TRANSCRIPT_LIMIT, read_text
 from reasonix.errors import SessionError
 from reasonix.slices import short_slices
+from reasonix.which import which
 
 if TYPE_CHECKING:
     from reasonix.agent.snaptree import Entries, StatCache
@@ -98,7 +98,7 @@ class CheckpointStore:
     @staticmethod
     def available() -> bool:
         """True when a ``git`` program exists (checkpoints need it)."""
-        return shutil.which("git") is not None
+        return which("git") is not None
 
     # -- git ------------------------------------------------------------------
     def _env(self) -> dict[str, str]:
@@ -117,7 +117,7 @@ class CheckpointStore:
         if not work_tree:
             env.pop("GIT_WORK_TREE")
         if self._git is None:  # found once: each call would search PATH again
-            self._git = shutil.which("git", path=env.get("PATH")) or "git"
+            self._git = which("git", path=env.get("PATH")) or "git"
         try:
             done = subprocess.run(
                 [self._git, "-c", "core.autocrlf=false", "-c", "core.quotepath=false", *args],

@@ -20,8 +20,6 @@
 from __future__ import annotations
 
 import contextlib
-import shutil
-import tempfile
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -280,6 +278,8 @@ def _child_session(req: ChildRequest, workspace: Path, meta: dict[str, Any]) -> 
     from reasonix.config.paths import sessions_dir
 
     if req.ephemeral:
+        import tempfile  # here only: it imports shutil and random
+
         root = Path(tempfile.mkdtemp(prefix="reasonix-subagent-"))
         return Session.create(workspace, meta, root=root)
     root = sessions_dir(workspace) / "subagents"
@@ -374,6 +374,8 @@ def _discard(session: Session, ephemeral: bool) -> None:
 
 
 def _remove_dir(path: Path) -> None:
+    import shutil
+
     with contextlib.suppress(OSError):
         shutil.rmtree(path)
 

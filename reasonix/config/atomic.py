@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
-import tempfile
 from pathlib import Path
 
 __all__ = ["write_atomic"]
@@ -29,6 +28,8 @@ def write_atomic(
             mode = stat.S_IMODE(path.stat().st_mode)
         except FileNotFoundError:
             mode = default_mode
+    import tempfile  # when something is written: it imports shutil and random
+
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         # chmod before writing so a secret never sits in a world-readable file.

@@ -26,7 +26,6 @@ urllib's opener (:mod:`reasonix.provider.netio`), as it always did. Both give
 from __future__ import annotations
 
 import json
-import random
 import sys
 import threading
 import time
@@ -292,6 +291,14 @@ class StreamResponse:
         self.close()
 
 
+def _random() -> float:
+    """``random.random()``, imported on the first retry (``random`` brings ``math``,
+    ``bisect`` and SHA-512 to a start-up that needs none of them)."""
+    import random
+
+    return random.random()
+
+
 class HTTPClient:
     """POSTs JSON and returns a streaming response, retrying per :class:`RetryPolicy`.
 
@@ -313,7 +320,7 @@ class HTTPClient:
         self.retry = retry or RetryPolicy()
         self.timeouts = timeouts or Timeouts()
         self._sleep = sleep or _cancel_wait
-        self._rand = rand or random.random
+        self._rand = rand or _random
         self.on_retry = on_retry
         self._ssl_context = ssl_context
         self._lock = threading.Lock()

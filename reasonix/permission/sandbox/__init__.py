@@ -16,9 +16,7 @@ credential variables (:mod:`.env`) are removed from the environment.
 from __future__ import annotations
 
 import os
-import shutil
 import sys
-import tempfile
 from pathlib import Path
 
 from reasonix.errors import ConfigError, SandboxUnavailable
@@ -104,7 +102,9 @@ def default_cache_roots(env: dict[str, str]) -> list[Path]:
 
 
 def _which(name: str, env: dict[str, str]) -> str | None:
-    return shutil.which(name, path=env.get("PATH", os.environ.get("PATH", os.defpath)))
+    from reasonix.which import which
+
+    return which(name, path=env.get("PATH", os.environ.get("PATH", os.defpath)))
 
 
 def backend_status(settings: SandboxSettings, env: dict[str, str]) -> tuple[str, str]:
@@ -169,6 +169,8 @@ def wrap_command(
         )
         clean["TMPDIR"] = "/tmp"
         return wrapped, clean
+    import tempfile  # here only: it imports shutil and random
+
     from reasonix.permission.sandbox.seatbelt import seatbelt_argv, seatbelt_profile
 
     tmp = settings.tmp_dir or Path(tempfile.mkdtemp(prefix="reasonix-sbx-"))
