@@ -14,13 +14,17 @@ everything.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+
+TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
+if TYPE_CHECKING:
+    from typing import Any
+
+    _Maker = Callable[[bytes], Any]
 
 __all__ = ["SMALL", "sha1_hex", "sha256_hex"]
 
 SMALL = 64 * 1024  # bytes: from here on OpenSSL's speed outweighs its start-up
 
-_Maker = Callable[[bytes], Any]
 _makers: dict[str, _Maker] = {}
 
 

@@ -77,6 +77,7 @@ def layer_of(module: str) -> str:
         "digest",
         "charsets",
         "which",
+        "protocols",
         "__main__",
         "_version",
     ):

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 from pathlib import Path
-from typing import Any
 
 from reasonix.cancel import Cancel
 from reasonix.errors import Cancelled, ToolError
@@ -22,6 +21,10 @@ from reasonix.tool.ports import FileChange, TerminalRun, ToolPorts
 
 from .rpc import Connection, ConnectionClosed, RpcError
 from .toolcalls import CallBoard
+
+TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["ClientFiles", "ClientTerminal", "SessionLink", "ports_for"]
 

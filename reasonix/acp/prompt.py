@@ -18,13 +18,16 @@ import importlib
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from reasonix.errors import ReasonixError
 from reasonix.tool import ToolContext
 
 from .rpc import INVALID_PARAMS, RpcError
+
+TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["ReadResource", "prompt_text"]
 

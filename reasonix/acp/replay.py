@@ -12,12 +12,15 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 from reasonix.agent.prompt import typed_text
 from reasonix.provider.types import Message, Role
 
 from .toolcalls import describe, text_content
+
+TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["replay_updates", "user_text"]
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 import contextlib
 import threading
 from pathlib import Path
-from typing import Any
 
 from reasonix.boot import Runtime, RuntimeOptions, build_runtime
 from reasonix.cancel import Cancel
@@ -37,6 +36,10 @@ from .relay import TurnRelay, chunk
 from .replay import replay_updates
 from .rpc import INVALID_PARAMS, INVALID_REQUEST, Connection, RpcError
 from .toolcalls import CallBoard
+
+TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["AcpSession", "Defaults", "mcp_configs"]
 

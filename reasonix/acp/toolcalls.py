@@ -15,9 +15,12 @@ import os
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from reasonix.tool.ports import FileChange
+
+TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["KINDS", "CallBoard", "describe", "diff_content", "parse_args", "text_content"]
 

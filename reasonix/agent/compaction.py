@@ -27,10 +27,13 @@ from __future__ import annotations
 import enum
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
 
 from reasonix.lazy import dataclass, field
 from reasonix.provider.types import Message, Role
+
+TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = [
     "CHECKPOINT",

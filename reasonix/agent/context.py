@@ -52,7 +52,6 @@ from __future__ import annotations
 import math
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Protocol
 
 from reasonix.agent import compaction as cp
 from reasonix.agent import oversize
@@ -77,6 +76,12 @@ from reasonix.errors import (
 from reasonix.lazy import dataclass, field
 from reasonix.provider import Provider
 from reasonix.provider.types import ChunkKind, Message, Request, Role, ToolSchema, Usage
+
+TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
+if TYPE_CHECKING:
+    from typing import Any, Protocol
+else:
+    from reasonix.protocols import Protocol
 
 __all__ = [
     "ContextManager",

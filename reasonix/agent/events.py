@@ -10,11 +10,16 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
-from typing import Any, Protocol
 
 from reasonix.cancel import Cancel
 from reasonix.lazy import dataclass, field
 from reasonix.provider.types import Usage, WebSearchResult
+
+TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
+if TYPE_CHECKING:
+    from typing import Any, Protocol
+else:
+    from reasonix.protocols import Protocol
 
 __all__ = [
     "ApprovalRequested",

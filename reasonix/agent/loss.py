@@ -14,10 +14,13 @@ import functools
 import json
 import re
 from collections.abc import Iterable, Sequence
-from typing import Any
 
 from reasonix.lazy import dataclass, field
 from reasonix.provider.types import Message, Role
+
+TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["KINDS", "LossReport", "extract", "loss_report"]
 

@@ -13,10 +13,13 @@ optionally ``cache_read``, ``cache_write`` and ``currency`` (USD or CNY).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from reasonix.lazy import dataclass, field
 from reasonix.provider.types import Usage
+
+TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["DELEGATION_COUNTERS", "Cost", "Telemetry", "estimate_cost", "usage_fields"]
 

@@ -23,10 +23,13 @@ import math
 import re
 import threading
 from collections.abc import Sequence
-from typing import Any
 
 from reasonix.lazy import dataclass
 from reasonix.provider.types import Message, ToolSchema
+
+TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = [
     "MESSAGE_OVERHEAD",

@@ -19,12 +19,15 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from reasonix.config import paths
 from reasonix.config.model import Config
 from reasonix.errors import ConfigError, MissingAPIKey, ProviderError, ReasonixError
 from reasonix.lazy import asdict, dataclass
+
+TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["Check", "run_checks"]
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
 
 from reasonix.agent.execute import EventApprover
 from reasonix.agent.session import Session
@@ -16,6 +15,10 @@ from reasonix.config.model import Config
 from reasonix.errors import ConfigError
 from reasonix.tool import ToolContext
 from reasonix.tool.ports import ToolPorts
+
+TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["build_gate", "escape_gate", "naming_file", "scope_gate", "tool_context"]
 

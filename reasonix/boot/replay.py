@@ -14,7 +14,6 @@ import contextlib
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Any
 
 from reasonix.agent.checkpoints import CheckpointStore
 from reasonix.agent.events import ApprovalRequested, Error, StepStart, ToolEnd
@@ -28,6 +27,10 @@ from reasonix.permission import ApprovalChoice
 
 from .options import RuntimeOptions
 from .runtime import build_runtime
+
+TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["ReplayReport", "replay_session"]
 

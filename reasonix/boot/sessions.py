@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from reasonix.agent.session import (
     Session,
@@ -15,6 +14,10 @@ from reasonix.agent.session import (
 from reasonix.errors import SessionError, UsageError
 
 from .options import RuntimeOptions
+
+TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["open_session"]
 

@@ -23,7 +23,6 @@ import contextlib
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
 
 from reasonix.agent.ports import ChildFactory, ChildRuntime
 from reasonix.agent.session import Session, read_records
@@ -38,7 +37,10 @@ from reasonix.tool import Registry, ToolContext
 from .options import RuntimeOptions
 from .parts import SUBAGENT_TOOLS
 
+TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
+    from typing import Any
+
     from reasonix.agent.subagent.request import ChildRequest
     from reasonix.agent.subagent.spawn import ModelChoice, SessionDelegation, TaskTool
     from reasonix.command.registry import CommandSource
@@ -406,6 +408,8 @@ def cli_delegation(options: RuntimeOptions) -> tuple[TaskTool, Telemetry, Config
     prim.factory = child_factory(lambda: options, lambda: mode)
     hooks = None
     if cfg.hooks:
+        from typing import cast  # a delegation command line: not a run's start
+
         fake = tool_context(cfg, workspace, cast(Session, _NoSession()), True)
         hooks = hooks_for(cfg, workspace, fake, lambda: {"session_id": "", "permission_mode": mode})
     return prim, telemetry, cfg, hooks

@@ -12,7 +12,10 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import BinaryIO
+
+TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
+if TYPE_CHECKING:
+    from typing import BinaryIO
 
 __all__ = ["configure", "execute"]
 

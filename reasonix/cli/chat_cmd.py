@@ -20,7 +20,6 @@ import signal
 import sys
 from collections.abc import Callable
 from types import FrameType
-from typing import Any, TypeVar
 
 from reasonix.agent.events import (
     ApprovalRequested,
@@ -47,6 +46,10 @@ from reasonix.command.registry import CommandRegistry, plain_text
 from reasonix.errors import ReasonixError
 from reasonix.permission import ApprovalChoice, ApprovalRequest
 
+TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
+if TYPE_CHECKING:
+    from typing import Any, TypeVar
+
 __all__ = ["configure", "execute"]
 
 KEYS = """\
@@ -67,7 +70,8 @@ _CHOICES = {
 }
 _EXIT = object()  # what a command returns to leave the chat
 
-T = TypeVar("T")
+if TYPE_CHECKING:
+    T = TypeVar("T")
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

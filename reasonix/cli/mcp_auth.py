@@ -14,7 +14,6 @@ import threading
 import webbrowser
 from collections.abc import Callable
 from pathlib import Path
-from typing import TextIO
 
 from reasonix.cli.safe_text import printable
 from reasonix.config import load
@@ -33,6 +32,10 @@ from reasonix.plugin.mcp.oauth_flow import (
 )
 from reasonix.plugin.mcp.oauth_meta import Challenge
 from reasonix.plugin.mcp.oauth_store import OAuthState
+
+TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
+if TYPE_CHECKING:
+    from typing import TextIO
 
 __all__ = ["auth", "logout"]
 

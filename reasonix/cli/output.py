@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Collection, Mapping
-from typing import IO, Any
 
 from reasonix.agent.events import (
     ApprovalRequested,
@@ -29,6 +28,10 @@ from reasonix.agent.events import (
 )
 from reasonix.agent.telemetry import Telemetry, estimate_cost, usage_fields
 from reasonix.lazy import dataclass, field
+
+TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
+if TYPE_CHECKING:
+    from typing import IO, Any
 
 __all__ = ["EventLog", "RunOutcome", "event_json", "redacted_event", "result_object"]
 

@@ -21,7 +21,6 @@ import sys
 import threading
 import time
 from types import FrameType
-from typing import IO, TYPE_CHECKING, Any, NoReturn
 
 from reasonix.agent.events import (
     Done,
@@ -45,8 +44,10 @@ from reasonix.cli.safe_text import json_line, printable
 from reasonix.cli.setup_run import add_run_flags, build, read_prompt
 from reasonix.errors import Cancelled, ConfigError, ReasonixError, UsageError, classify
 
+TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
     import argparse
+    from typing import IO, Any, NoReturn
 
 __all__ = ["COLLECTS_AFTER_BUILD", "QUICK_EXIT", "configure", "execute"]
 

@@ -22,9 +22,12 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
 
 from reasonix.lazy import Pattern
+
+TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["json_line", "printable"]
 

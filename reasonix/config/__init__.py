@@ -6,10 +6,10 @@ The public entry points are re-exported here and imported lazily, so
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
+TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
     from pathlib import Path
+    from typing import Any
 
     from reasonix.config.model import Config, ProviderConfig
 

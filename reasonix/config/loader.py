@@ -12,7 +12,6 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from reasonix.config import paths
 from reasonix.config.dotenv import read_dotenv
@@ -33,6 +32,10 @@ from reasonix.config.schema import (
     normalize_permission_mode,
 )
 from reasonix.errors import ConfigError, MissingAPIKey
+
+TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["SCALAR_KEYS", "load", "require_api_key"]
 

@@ -13,7 +13,6 @@ import json
 import math
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from reasonix.config.expand import Lookup, expand_vars
 from reasonix.config.layers import Layer, check_fields, check_type, header_problem
@@ -22,6 +21,10 @@ from reasonix.config.safe_read import CONFIG_LIMIT, read_text
 from reasonix.config.schema import MCP_CONCURRENCY, MCP_TYPES
 from reasonix.errors import ConfigError
 from reasonix.lazy import replace
+
+TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["expand_server", "merge_servers", "read_mcp_json", "servers_from_toml"]
 

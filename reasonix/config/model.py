@@ -6,11 +6,13 @@ classes only hold effective values with their documented defaults (CFG-8).
 
 from __future__ import annotations
 
-from typing import Any
-
 from reasonix.config.hooks import HookSpec
 from reasonix.errors import ConfigError
 from reasonix.lazy import dataclass, field
+
+TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = [
     "AgentConfig",

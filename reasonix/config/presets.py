@@ -9,10 +9,12 @@ provider overrides them, and unknown models simply have no price.
 
 from __future__ import annotations
 
-from typing import Any
-
 from reasonix.config.model import ModelOverride, ProviderConfig
 from reasonix.lazy import dataclass
+
+TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["PRESETS", "Price", "preset", "preset_names", "presets", "price_for", "price_of"]
 

@@ -24,9 +24,12 @@ import errno
 import os
 import stat
 from pathlib import Path
-from typing import BinaryIO
 
 from reasonix.errors import ConfigError, ReasonixError
+
+TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
+if TYPE_CHECKING:
+    from typing import BinaryIO
 
 __all__ = [
     "CONFIG_LIMIT",

@@ -16,7 +16,6 @@ from __future__ import annotations
 import os
 import posixpath
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from reasonix.errors import ConfigError
@@ -33,7 +32,10 @@ from reasonix.permission.rules import (
     subjects,
 )
 
+TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:  # the bash classifier loads with the first bash call it judges
+    from typing import Any
+
     from reasonix.permission.bash import BashAnalysis, Segment
 
 __all__ = [

@@ -18,11 +18,18 @@ from __future__ import annotations
 import posixpath
 import re
 from functools import lru_cache
-from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from reasonix.errors import ConfigError
 from reasonix.lazy import Pattern, dataclass
+
+TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
+if TYPE_CHECKING:
+    from typing import Any, Literal
+
+    SubjectKind = Literal["command", "path", "pattern", "url", "query", "none"]
+else:  # at run time the alias names what its values are
+    SubjectKind = str
 
 __all__ = [
     "EDIT_TOOLS",
@@ -39,7 +46,6 @@ __all__ = [
     "subjects",
 ]
 
-SubjectKind = Literal["command", "path", "pattern", "url", "query", "none"]
 
 # PERM-3: the file-mutation group that `Edit` (and its synonym `Write`) denotes.
 EDIT_TOOLS: frozenset[str] = frozenset(

@@ -8,11 +8,16 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterator
-from typing import Any, Protocol
 
 from reasonix.cancel import Cancel
 from reasonix.errors import ConfigError
 from reasonix.provider.types import Chunk, Request
+
+TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
+if TYPE_CHECKING:
+    from typing import Any, Protocol
+else:
+    from reasonix.protocols import Protocol
 
 __all__ = ["Provider", "ProviderFactory", "kinds", "new", "register"]
 
@@ -27,7 +32,10 @@ class Provider(Protocol):
         ...
 
 
-ProviderFactory = Callable[[Any], Provider]
+if TYPE_CHECKING:
+    ProviderFactory = Callable[[Any], Provider]
+else:  # the same alias for annotations, without typing's Any
+    ProviderFactory = Callable
 
 _lock = threading.Lock()
 _factories: dict[str, ProviderFactory] = {}

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import urllib.error
 import urllib.request
-from typing import Any
 
 from reasonix.errors import (
     ProviderAPIError,
@@ -20,6 +19,10 @@ from reasonix.errors import (
 )
 from reasonix.provider.base import join_url
 from reasonix.provider.http import USER_AGENT, CertificateError, translate
+
+TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["list_models", "models_url", "plain_words"]
 

@@ -31,7 +31,6 @@ import threading
 import time
 import weakref
 from collections.abc import Callable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any
 
 from reasonix import __version__
 from reasonix.cancel import Cancel
@@ -47,9 +46,11 @@ from reasonix.errors import (
 from reasonix.lazy import dataclass
 from reasonix.provider.sockets import SocketSlot
 
+TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
     import ssl
     import urllib.request
+    from typing import Any
 
 __all__ = [
     "USER_AGENT",

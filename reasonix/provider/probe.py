@@ -28,14 +28,15 @@ import json
 import re
 import time
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlsplit, urlunsplit
 
 from reasonix.lazy import dataclass
 from reasonix.provider.http import USER_AGENT
 
+TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
     import urllib.request
+    from typing import Any
 
 __all__ = [
     "PROBE_TIMEOUT",

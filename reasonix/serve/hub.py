@@ -17,9 +17,12 @@ import socket
 import threading
 import time
 from collections import deque
-from typing import Any
 
 from .sse import SseEvent, encode
+
+TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["Hub", "Subscriber", "pump"]
 

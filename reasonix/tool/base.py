@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Any
 
 from reasonix.errors import Cancelled, ReasonixError, ToolError
 from reasonix.lazy import dataclass, field
 from reasonix.tool import ToolContext, ToolResult
+
+TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["FunctionTool", "parse_args"]
 

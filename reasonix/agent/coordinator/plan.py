@@ -16,7 +16,6 @@ import re
 import time
 from collections.abc import Callable, Generator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Protocol
 
 from reasonix.cancel import Cancel
 from reasonix.config.paths import sessions_dir
@@ -25,6 +24,12 @@ from reasonix.permission.approval import ApprovalChoice, ApprovalRequest
 
 from ..directives import PLAN_HEADINGS
 from ..events import ApprovalRequested, Event
+
+TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
+if TYPE_CHECKING:
+    from typing import Any, Protocol
+else:
+    from reasonix.protocols import Protocol
 
 __all__ = [
     "Plan",

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Generator
 from pathlib import Path
-from typing import Any
 
 from reasonix.cancel import Cancel
 from reasonix.config.paths import sessions_dir
@@ -38,6 +37,10 @@ from ..session import Session, read_records
 from ..stream import stream_reply
 from ..telemetry import Telemetry
 from .plan import Plan
+
+TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = [
     "PLANNER_PROMPT",

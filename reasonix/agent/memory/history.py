@@ -19,7 +19,6 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 from reasonix.agent.memory.bm25 import BM25Index, tokenize
 from reasonix.agent.session import read_records
@@ -29,6 +28,10 @@ from reasonix.tool import ToolContext
 from reasonix.tool.base import FunctionTool
 
 from .declared import PAGE_CHARS, SESSION_TOOL_RESULT, TOOL_RESULT_SCHEMA
+
+TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = [
     "PAGE_CHARS",

@@ -18,8 +18,6 @@ from the :class:`~reasonix.tool.ToolContext`:
 
 from __future__ import annotations
 
-from typing import Any
-
 from reasonix.agent.memory.catalog import Memory
 from reasonix.agent.memory.facts import FACT_TYPES, Fact, FactError
 from reasonix.agent.memory.policy import WriteSurface, decide_memory_write
@@ -27,6 +25,10 @@ from reasonix.errors import PermissionDenied
 from reasonix.permission.modes import Decision, Mode, parse_mode
 from reasonix.tool import ToolContext, ToolResult
 from reasonix.tool.base import FunctionTool
+
+TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = [
     "describe_fact",

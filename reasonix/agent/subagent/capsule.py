@@ -16,9 +16,12 @@ import hashlib
 import json
 import os
 from pathlib import Path
-from typing import Any
 
 from reasonix.lazy import asdict, dataclass, field
+
+TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["INHERITED", "ContextCapsule", "digest", "write_sidecar"]
 

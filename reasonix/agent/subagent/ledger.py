@@ -12,13 +12,16 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 from reasonix.errors import PathDenied
 from reasonix.lazy import Pattern, dataclass, field
 from reasonix.tool.paths import real_path
 
 from ..events import Event, ToolEnd, ToolStart
+
+TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["PATH_READERS", "PATH_WRITERS", "CommandReceipt", "Ledger"]
 

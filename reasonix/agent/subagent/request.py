@@ -10,11 +10,14 @@ child like any other runtime. Nothing here decides anything.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from reasonix.lazy import dataclass
 
 from .scope import Narrowing
+
+TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["ChildRequest"]
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 from reasonix.agent.prompt import typed_text
 from reasonix.cli.safe_text import printable
@@ -27,6 +26,10 @@ from .state import (
     ToolBlock,
     UserBlock,
 )
+
+TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = [
     "apply_event",

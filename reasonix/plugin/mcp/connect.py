@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
 
 from reasonix.cancel import Cancel
 from reasonix.config.model import McpServerConfig
@@ -24,6 +23,10 @@ from reasonix.plugin.mcp.sse_legacy import SseTransport
 from reasonix.plugin.mcp.stdio import StdioTransport
 from reasonix.plugin.mcp.streamable import StreamableHttpTransport
 from reasonix.plugin.mcp.transport import Transport
+
+TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["ConnectOptions", "build_transport", "open_client"]
 

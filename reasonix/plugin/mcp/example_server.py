@@ -19,7 +19,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import IO, Any
+
+TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
+if TYPE_CHECKING:
+    from typing import IO, Any
 
 __all__ = ["PROMPTS", "RESOURCES", "TOOLS", "handle", "serve"]
 

@@ -18,7 +18,6 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Sequence
-from typing import Any
 from urllib.parse import parse_qs, urlsplit, urlunsplit
 
 from reasonix.cancel import Cancel
@@ -59,6 +58,10 @@ from reasonix.plugin.mcp.oauth_meta import (
     union_scopes,
 )
 from reasonix.plugin.mcp.oauth_store import OAuthState, Tokens
+
+TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = [
     "AUTHORIZE_TIMEOUT",

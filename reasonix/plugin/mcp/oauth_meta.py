@@ -21,12 +21,15 @@ import base64
 import hashlib
 import secrets
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
 from urllib.parse import quote, urlencode, urlsplit, urlunsplit
 
 from reasonix.errors import PluginError
 from reasonix.lazy import Pattern, dataclass, field
 from reasonix.plugin.mcp.httpwire import same_origin
+
+TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = [
     "AsMetadata",

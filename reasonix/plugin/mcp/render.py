@@ -9,9 +9,12 @@ resources as their text (or a placeholder for blobs), resource links as the URI.
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from reasonix.lazy import Pattern
+
+TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["render_content", "render_prompt", "render_resource", "render_tool_result", "tool_id"]
 

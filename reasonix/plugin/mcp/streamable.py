@@ -25,7 +25,6 @@ import http.client
 import json
 import threading
 from collections.abc import Callable, Mapping
-from typing import Any
 
 from reasonix.cancel import Cancel
 from reasonix.errors import PluginError
@@ -49,6 +48,10 @@ from reasonix.plugin.mcp.jsonrpc import (
 )
 from reasonix.plugin.mcp.transport import Closed, Inbox, Incoming, TransportError
 from reasonix.provider.sse import SSEDecoder
+
+TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["StreamableHttpTransport"]
 

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from reasonix.provider.base import merge_extra
 from reasonix.provider.types import Message, Request, Role, ToolSchema
+
+TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["CORE_FIELDS", "encode_body", "encode_message", "encode_tool"]
 

@@ -6,13 +6,15 @@ else ``<base_url>/responses``; ``chat_url`` is ignored (PROV-8).
 
 from __future__ import annotations
 
-from typing import Any
-
 from reasonix.provider import register
 from reasonix.provider.base import Folder, SSEProvider, host_of, join_url
 from reasonix.provider.responses.fold import ResponsesFolder
 from reasonix.provider.responses.wire import encode_body
 from reasonix.provider.types import Request
+
+TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["ResponsesProvider"]
 

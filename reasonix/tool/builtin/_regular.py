@@ -13,7 +13,10 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from typing import BinaryIO
+
+TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
+if TYPE_CHECKING:
+    from typing import BinaryIO
 
 __all__ = ["NotRegularFile", "open_regular"]
 

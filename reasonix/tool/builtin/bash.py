@@ -21,10 +21,8 @@ from __future__ import annotations
 
 import codecs
 import os
-import shutil
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from reasonix.errors import SandboxUnavailable, ToolError
 from reasonix.lazy import replace
@@ -35,6 +33,11 @@ from reasonix.tool.builtin import _bash_scope
 from reasonix.tool.builtin._jobs import jobs
 from reasonix.tool.builtin._proc import run_command
 from reasonix.tool.paths import base_dir
+from reasonix.which import which
+
+TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["TOOL", "OutputBuffer", "bash", "prepare"]
 
@@ -148,7 +151,7 @@ def prepare(
     approved escape (no jail). Raises :class:`ToolError` when bash is missing or
     enforcement is unavailable (with the escape offer when the run has one).
     """
-    shell = shutil.which("bash")
+    shell = which("bash")
     if shell is None:
         raise ToolError("bash is not installed on this machine; the bash tool cannot run")
     cwd = str(base_dir(ctx))

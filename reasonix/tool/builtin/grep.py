@@ -8,9 +8,6 @@ does; both go through one formatter, so the output is the same either way
 
 from __future__ import annotations
 
-import shutil
-from typing import TYPE_CHECKING, Any
-
 from reasonix.cancel import Cancel
 from reasonix.errors import Cancelled, ToolError
 from reasonix.tool import ToolContext, ToolResult, register_builtin
@@ -23,8 +20,12 @@ from reasonix.tool.builtin._search_common import (
     path_filter,
     resolve_existing,
 )
+from reasonix.which import which
 
+TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
+    from typing import Any
+
     from reasonix.tool.builtin._grep_engine import FileHits, GrepQuery
 
 __all__ = ["MAX_MATCHES", "TOOL", "grep"]
@@ -162,7 +163,7 @@ def _search(q: GrepQuery, ctx: ToolContext, cancel: Cancel) -> tuple[list[FileHi
     from reasonix.tool.builtin._grep_engine import search_python
     from reasonix.tool.builtin._grep_rg import search_rg
 
-    rg = shutil.which("rg") if choice in ("auto", "rg") else None
+    rg = which("rg") if choice in ("auto", "rg") else None
     if choice == "rg" and rg is None:
         raise ToolError("grep_engine 'rg' requested but ripgrep (rg) is not on PATH")
     if rg is not None:

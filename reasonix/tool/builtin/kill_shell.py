@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from reasonix.tool import ToolContext, ToolResult, register_builtin
 from reasonix.tool.base import FunctionTool
 from reasonix.tool.builtin._jobs import jobs
+
+TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["TOOL", "kill_shell"]
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from typing import Any
 
 from reasonix.errors import Cancelled
 from reasonix.tool import ToolContext, ToolResult, register_builtin
@@ -15,6 +14,10 @@ from reasonix.tool.builtin._search_common import (
     forbidden_filter,
     resolve_existing,
 )
+
+TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["MAX_ENTRIES", "TOOL", "ls"]
 

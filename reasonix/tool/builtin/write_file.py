@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from reasonix.errors import ToolError
 from reasonix.tool import ToolContext, ToolResult, register_builtin
@@ -16,6 +15,10 @@ from reasonix.tool.builtin._files import (
     report_change,
 )
 from reasonix.tool.paths import display_path, resolve_write
+
+TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["TOOL"]
 
