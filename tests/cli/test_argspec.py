@@ -1,16 +1,19 @@
-"""The `run` command line read without argparse gives argparse's namespace, or gives up."""
+"""The `run` and chat command lines read without argparse give argparse's namespace, or
+give up."""
 
 from __future__ import annotations
 
 import argparse
 import contextlib
 import io
+from collections.abc import Callable
 from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reasonix.cli import run_cmd
+from reasonix.cli import run_cmd, tui
+from reasonix.cli._chat_args import SPEC as CHAT_SPEC
 from reasonix.cli._run_args import SPEC
 from reasonix.cli.argspec import fast_parse, spec_of
 
@@ -21,12 +24,12 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _argparse(argv: list[str]) -> dict[str, Any] | None:
-    """argparse's namespace for ``argv``, or None when it reports an error (exit 2)."""
+def _argparse(argv: list[str], parser: Callable[[], argparse.ArgumentParser] = _parser) -> Any:
+    """argparse's namespace for ``argv`` as a dict, or None when it reports an error (exit 2)."""
     sink = io.StringIO()
     try:
         with contextlib.redirect_stderr(sink), contextlib.redirect_stdout(sink):
-            return vars(_parser().parse_args(argv))
+            return vars(parser().parse_args(argv))
     except SystemExit:
         return None
 
@@ -95,3 +98,40 @@ def test_any_command_line_is_read_or_left_to_argparse(argv: list[str]) -> None:
     fast = fast_parse(SPEC, argv)
     if fast is not None:
         assert vars(fast) == _argparse(argv), argv
+
+
+# The chat (``reasonix`` with no command) is read the same way: its first frame waits for it.
+
+
+def _chat_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="reasonix")
+    tui.configure(parser)
+    return parser
+
+
+def _chat_argparse(argv: list[str]) -> Any:
+    return _argparse(argv, _chat_parser)
+
+
+def test_the_shipped_chat_spec_is_the_chat_parser() -> None:
+    assert spec_of(_chat_parser()) == CHAT_SPEC
+
+
+def test_the_usual_chat_command_lines_are_read_as_argparse_reads_them() -> None:
+    for argv in ([], ["-c"], ["--plain"], ["-r", "20261201-1"], ["--model", "m", "--plain"]):
+        fast = fast_parse(CHAT_SPEC, argv)
+        assert fast is not None, argv
+        assert vars(fast) == _chat_argparse(argv), argv
+    for argv in (["-h"], ["--pla"], ["--plain", "--unknown"], ["-cy"]):
+        assert fast_parse(CHAT_SPEC, argv) is None, argv
+
+
+_CHAT_OPTIONS = sorted({o for a in CHAT_SPEC["actions"] for o in a["options"]})  # type: ignore[index,union-attr]
+
+
+@settings(max_examples=1000, deadline=None)
+@given(st.lists(st.one_of(st.sampled_from(_CHAT_OPTIONS), _TOKENS), max_size=7))
+def test_the_chat_reader_agrees_with_argparse_on_any_command_line(argv: list[str]) -> None:
+    fast = fast_parse(CHAT_SPEC, argv)
+    if fast is not None:
+        assert vars(fast) == _chat_argparse(argv), argv

@@ -1,8 +1,9 @@
 """``reasonix`` in a terminal: the curses chat view, or line mode where it cannot run.
 
 This module is what ``reasonix`` with no command dispatches to. It stays
-light (argparse flags only) so the first frame paints before the runtime is
-built. The full-screen view (:mod:`reasonix.cli.tui.app`) runs when stdin
+light (its flags only; a plain command line is read without argparse, from
+the generated ``reasonix/cli/_chat_args.py``) so the first frame paints
+before the runtime is built. The full-screen view (:mod:`reasonix.cli.tui.app`) runs when stdin
 and stdout are terminals, ``TERM`` is set and not ``dumb``, curses imports,
 and ``--plain`` was not given; otherwise the line-mode chat
 (:mod:`reasonix.cli.chat_cmd`) runs.
@@ -10,9 +11,12 @@ and ``--plain`` was not given; otherwise the line-mode chat
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
+
+TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
+if TYPE_CHECKING:
+    import argparse
 
 __all__ = ["configure", "execute", "wants_view"]
 

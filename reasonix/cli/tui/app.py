@@ -14,7 +14,6 @@ the session stays on disk (``reasonix -c`` resumes it).
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import os
 import queue
@@ -38,6 +37,7 @@ from .view import render_frame, tail_rows
 
 TYPE_CHECKING = False  # typing is not imported at run time: the first frame comes sooner
 if TYPE_CHECKING:
+    import argparse
     from typing import Any
 
     from .control import Action

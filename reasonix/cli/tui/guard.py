@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import contextlib
 import os
-import signal
 import sys
 
 TYPE_CHECKING = False  # typing is not imported at run time: the first frame comes sooner
 if TYPE_CHECKING:
+    import signal
     from typing import Any
+else:  # the C module: the signal module builds enums (and imports enum)
+    import _signal as signal
 
 __all__ = ["Diverted", "call_key", "install_signals", "report_crash", "restore_signals"]
 

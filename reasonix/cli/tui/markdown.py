@@ -8,20 +8,20 @@ Markdown (tables, links, nested emphasis) shows as the text it is.
 
 from __future__ import annotations
 
-import re
+from reasonix.lazy import Pattern
 
 from .width import Line, Span, fit, text_width, wrap_spans
 
 __all__ = ["MarkdownCache", "inline_spans", "render_line", "render_markdown"]
 
-# Patterns are plain strings: `re` compiles and caches them on first use, so
-# importing this module compiles nothing.
-_INLINE = r"(`+)(.+?)\1|\*\*(.+?)\*\*|__(.+?)__"
-_HEADING = r"(#{1,6})\s+(.*?)\s*#*\s*$"
-_LIST = r"(\s*)([-*+]|\d{1,3}[.)])\s+(.*)"
-_RULE = r"\s{0,3}([-*_])(\s*\1){2,}\s*$"
-_QUOTE = r"\s{0,3}>\s?(.*)"
-_FENCE = r"\s{0,3}(```+|~~~+)\s*(\S*)"
+# Compiled on first use (reasonix.lazy.Pattern): importing this module imports no `re`,
+# and the chat view's first frame, which renders no Markdown, waits for none.
+_INLINE = Pattern(r"(`+)(.+?)\1|\*\*(.+?)\*\*|__(.+?)__")
+_HEADING = Pattern(r"(#{1,6})\s+(.*?)\s*#*\s*$")
+_LIST = Pattern(r"(\s*)([-*+]|\d{1,3}[.)])\s+(.*)")
+_RULE = Pattern(r"\s{0,3}([-*_])(\s*\1){2,}\s*$")
+_QUOTE = Pattern(r"\s{0,3}>\s?(.*)")
+_FENCE = Pattern(r"\s{0,3}(```+|~~~+)\s*(\S*)")
 
 
 def inline_spans(text: str, base: str = "text") -> list[Span]:
@@ -30,7 +30,7 @@ def inline_spans(text: str, base: str = "text") -> list[Span]:
         return [(text, base)] if text else []
     out: list[Span] = []
     pos = 0
-    for m in re.finditer(_INLINE, text):
+    for m in _INLINE.finditer(text):
         if m.start() > pos:
             out.append((text[pos : m.start()], base))
         if m.group(2) is not None:
@@ -46,7 +46,7 @@ def inline_spans(text: str, base: str = "text") -> list[Span]:
 def render_line(src: str, width: int, in_fence: bool) -> tuple[list[Line], bool]:
     """One source line as screen rows, and whether a code fence is open after it."""
     src = src.expandtabs(4)
-    fence = re.match(_FENCE, src)
+    fence = _FENCE.match(src)
     if fence is not None and not (in_fence and fence.group(2)):  # "```py" never closes
         label = fence.group(2) if not in_fence else ""
         rule: Line = (("─" * 2 + (f" {label} " if label else "") + "─" * 2, "dim"),)
@@ -57,13 +57,13 @@ def render_line(src: str, width: int, in_fence: bool) -> tuple[list[Line], bool]
     stripped = src.strip()
     if not stripped:
         return [()], False
-    heading = re.match(_HEADING, src)
+    heading = _HEADING.match(src)
     if heading is not None:
         spans = tuple(inline_spans(heading.group(2), "heading"))
         return wrap_spans(spans, width), False
-    if re.match(_RULE, src):
+    if _RULE.match(src):
         return [(("─" * max(1, min(width, 40)), "dim"),)], False
-    item = re.match(_LIST, src)
+    item = _LIST.match(src)
     if item is not None:
         indent, marker, body = item.groups()
         bullet = "•" if marker in "-*+" else marker
@@ -71,7 +71,7 @@ def render_line(src: str, width: int, in_fence: bool) -> tuple[list[Line], bool]
         first: Line = ((lead, "dim" if bullet == "•" else "text"),)
         rest: Line = ((" " * text_width(lead), "text"),)
         return wrap_spans(tuple(inline_spans(body)), width, first=first, rest=rest), False
-    quote = re.match(_QUOTE, src)
+    quote = _QUOTE.match(src)
     if quote is not None:
         bar = (("│ ", "dim"),)
         spans = tuple(inline_spans(quote.group(1), "dim"))
@@ -121,7 +121,7 @@ class MarkdownCache:
 
 
 def _fence_after(src: str, in_fence: bool) -> bool:
-    fence = re.match(_FENCE, src.expandtabs(4))
+    fence = _FENCE.match(src.expandtabs(4))
     if fence is None or (in_fence and fence.group(2)):
         return in_fence
     return not in_fence

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import curses
-import locale
 import os
 import select
 import sys
@@ -19,6 +18,23 @@ import sys
 from .keys import Key, KeyDecoder
 from .view import changed_rows
 from .width import Line
+
+TYPE_CHECKING = False  # typing is not imported at run time: the first frame comes sooner
+
+
+def _use_the_users_locale() -> None:
+    """``locale.setlocale(LC_ALL, "")`` (curses needs it for wide characters), through the C
+    module: the ``locale`` module imports ``re`` and takes milliseconds off the first frame."""
+    if TYPE_CHECKING:
+        import locale as c_locale
+    else:
+        try:
+            import _locale as c_locale
+        except ImportError:  # a build without it: the locale module emulates one
+            import locale as c_locale
+    with contextlib.suppress(c_locale.Error):
+        c_locale.setlocale(c_locale.LC_ALL, "")
+
 
 __all__ = ["Screen", "typeahead_text"]
 
@@ -77,8 +93,7 @@ class Screen:
         self._typeahead = ""  # keys typed before raw mode (see typeahead_text)
 
     def __enter__(self) -> Screen:
-        with contextlib.suppress(locale.Error):
-            locale.setlocale(locale.LC_ALL, "")
+        _use_the_users_locale()
         self.stdscr = curses.initscr()
         try:
             curses.noecho()
