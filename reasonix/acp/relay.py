@@ -24,7 +24,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from reasonix.agent.events import (
     ApprovalRequested,
@@ -58,8 +57,17 @@ __all__ = ["STOP_REASONS", "TurnRelay"]
 STOP_REASONS = {"complete": "end_turn", "max_steps": "max_turn_requests", "cancelled": "cancelled"}
 _PLAN_STATUSES = ("pending", "in_progress", "completed")
 
-Send = Callable[[dict[str, Any]], None]
-Ask = Callable[[str, dict[str, Any], Cancel], Any]
+TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
+if TYPE_CHECKING:
+    from typing import Any
+
+    Send = Callable[[dict[str, Any]], None]
+else:  # the same alias for annotations, without typing's Any
+    Send = Callable
+if TYPE_CHECKING:
+    Ask = Callable[[str, dict[str, Any], Cancel], Any]
+else:  # the same alias for annotations, without typing's Any
+    Ask = Callable
 
 
 def chunk(kind: str, text: str) -> dict[str, Any]:

@@ -16,9 +16,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Protocol
 
 from reasonix.lazy import dataclass, field
+
+TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
+if TYPE_CHECKING:
+    from typing import Any, Protocol
+else:
+    from reasonix.protocols import Protocol
 
 __all__ = [
     "CommandHost",
