@@ -13,11 +13,10 @@ module the run itself would load.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import venv
 from pathlib import Path
 
+from e2e.e2e_task_env import clean_env, clean_python, write_project
 from fakes import FakeServer, ToolSpec, Turn
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -159,14 +158,6 @@ runpy.run_module("reasonix", run_name="__main__")
 """
 
 
-def _clean_python(tmp_path: Path) -> str:
-    """This interpreter in a virtual environment of its own: no ``.pth`` file (the
-    development environment's editable install imports pathlib, re, enum and more
-    at start-up) can load a module before the run does."""
-    venv.EnvBuilder(with_pip=False, symlinks=True).create(tmp_path / "venv")
-    return str(tmp_path / "venv" / "bin" / "python")
-
-
 def _modules_at_first_request(tmp_path: Path) -> tuple[set[str], str]:
     """The modules loaded when the first POST left, and the second request's body."""
     ws = tmp_path / "repo"
@@ -175,20 +166,9 @@ def _modules_at_first_request(tmp_path: Path) -> tuple[set[str], str]:
     script = [Turn.tools([ToolSpec("read_file", '{"path": "calc.py"}')]), Turn.text_only("ok")]
     out = tmp_path / "modules.json"
     with FakeServer("openai", script) as srv:
-        (ws / "reasonix.toml").write_text(
-            'default_model = "fake/fake-model"\n[[providers]]\nname = "fake"\n'
-            f'kind = "openai"\nbase_url = "{srv.url}"\nmodels = ["fake-model"]\n'
-            'api_key_env = "FAKE_PROVIDER_KEY"\n'
-        )
-        env = {
-            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-            "HOME": str(tmp_path),
-            "REASONIX_HOME": str(tmp_path / "rx"),
-            "FAKE_PROVIDER_KEY": "sk-fake",
-            "PYTHONPATH": str(ROOT),
-            "LANG": "C.UTF-8",
-        }
-        python = _clean_python(tmp_path)
+        write_project(ws, srv.url)
+        env = clean_env(tmp_path)
+        python = clean_python(tmp_path)
         done = subprocess.run(
             [python, "-c", _DRIVER, str(out), "run", "--json", "-y", "read calc.py"],
             cwd=ws, env=env, capture_output=True, text=True, timeout=120,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import venv
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -30,3 +31,11 @@ def clean_env(tmp_path: Path, *, source_tree: bool = True) -> dict[str, str]:
     if source_tree:
         env["PYTHONPATH"] = str(ROOT)
     return env
+
+
+def clean_python(tmp_path: Path) -> str:
+    """This interpreter in a virtual environment of its own, under ``tmp_path/venv``: no
+    ``.pth`` file (the development environment's editable install imports pathlib, re,
+    enum and more at start-up) loads a module before the program does."""
+    venv.EnvBuilder(with_pip=False, symlinks=True).create(tmp_path / "venv")
+    return str(tmp_path / "venv" / "bin" / "python")

@@ -1,0 +1,110 @@
+"""What the chat view has imported when it draws its first frame (issue 20).
+
+``reasonix`` with no command runs in a real pseudo-terminal on a clean
+interpreter (a virtual environment of its own: no ``.pth`` file loads
+anything first). ``Screen.draw`` is wrapped to write down ``sys.modules`` the
+first time it is called and then draws as always; the test waits for the frame
+on the terminal, leaves with Ctrl-D and checks the *set*. No timing is
+measured. The runtime (config, provider, agent) is built on a thread after
+the first frame, so none of it may be there, nor the modules the first frame
+was freed of: ``argparse`` (a plain chat command line is data,
+``cli/_chat_args.py``), ``re`` and ``enum`` (the C ``_locale`` and ``_signal``;
+Markdown patterns compile on first use), ``typing``.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import select
+import subprocess
+import sys
+import termios
+import time
+from pathlib import Path
+
+import pytest
+from e2e.e2e_task_env import clean_env, clean_python, write_project
+from fakes import FakeServer
+
+FORBIDDEN = frozenset(
+    {
+        "argparse", "gettext", "re", "enum", "typing", "locale", "dataclasses", "inspect",
+        "shutil", "tempfile", "json", "pathlib", "socket", "subprocess",
+        "reasonix.boot", "reasonix.config.loader", "reasonix.agent.loop",
+        "reasonix.provider", "reasonix.tool", "reasonix.permission", "reasonix.command",
+    }
+)  # fmt: skip
+
+_DRIVER = r"""
+import sys
+before = set(sys.modules)  # a clean interpreter's start: nothing of the chat yet
+out = sys.argv[1]
+from reasonix.cli.tui import screen
+
+draw = screen.Screen.draw
+def first_draw(self, *args, **kwargs):
+    if not first_draw.seen:
+        first_draw.seen = True
+        with open(out, "w") as fh:
+            fh.write("\n".join(sorted(m for m in sys.modules if m not in before)))
+    return draw(self, *args, **kwargs)
+first_draw.seen = False
+screen.Screen.draw = first_draw
+sys.argv = ["reasonix"]
+import runpy
+runpy.run_module("reasonix", run_name="__main__")
+"""
+
+
+def _take_terminal() -> None:
+    os.setsid()
+    fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+
+def _read_until(fd: int, marker: bytes, timeout: float = 30.0) -> bytes:
+    seen = b""
+    deadline = time.monotonic() + timeout
+    while marker not in seen:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise AssertionError(f"no {marker!r} on the terminal: {seen[-400:]!r}")
+        if select.select([fd], [], [], left)[0]:
+            try:
+                chunk = os.read(fd, 65536)
+            except OSError:
+                chunk = b""
+            if not chunk:
+                raise AssertionError(f"the chat exited before {marker!r}: {seen[-400:]!r}")
+            seen += chunk
+    return seen
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="a POSIX pseudo-terminal")
+def test_the_first_frame_is_drawn_before_the_runtime_and_its_heavy_modules(
+    tmp_path: Path,
+) -> None:
+    python = clean_python(tmp_path)
+    ws, out = tmp_path / "repo", tmp_path / "modules.txt"
+    with FakeServer("openai", []) as srv:
+        write_project(ws, srv.url)
+        env = {**clean_env(tmp_path), "TERM": "xterm-256color"}
+        master, slave = os.openpty()
+        proc = subprocess.Popen(
+            [python, "-c", _DRIVER, str(out)], stdin=slave, stdout=slave, stderr=slave,
+            cwd=ws, env=env, close_fds=True, preexec_fn=_take_terminal,
+        )  # fmt: skip
+        os.close(slave)
+        try:
+            _read_until(master, b"Ask anything")
+            _read_until(master, b"new session")  # the runtime is up: leaving is clean
+            os.write(master, b"\x04")  # Ctrl-D leaves
+            assert proc.wait(timeout=30) == 0
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+            os.close(master)
+    loaded = set(out.read_text().split())
+    assert "reasonix.cli.tui.app" in loaded and "curses" in loaded  # the view drew it
+    assert not loaded & FORBIDDEN, f"loaded before the first frame: {sorted(loaded & FORBIDDEN)}"
