@@ -13,7 +13,9 @@ that, so a ratio measured that way flattered us.
 packages, no ``.pth`` file; a few milliseconds to create) beside the bench's
 other temporary files and returns its interpreter: the same Python binary and
 standard library as ``sys.executable``, with an empty ``site-packages``. Both
-programs of every comparison run on it.
+programs of every comparison run on it. :func:`one_line_zipapp` packs a
+one-line program as a zipapp: the floor of any ``.pyz``'s start (the
+interpreter imports ``runpy`` before an archive's first line runs).
 """
 
 from __future__ import annotations
@@ -24,9 +26,10 @@ import subprocess
 import sys
 import tempfile
 import venv
+import zipapp
 from pathlib import Path
 
-__all__ = ["bare_python", "extra_startup_modules"]
+__all__ = ["bare_python", "extra_startup_modules", "one_line_zipapp"]
 
 _made: list[str] = []
 
@@ -43,6 +46,16 @@ def bare_python() -> str:
         python = root / "venv" / "Scripts" / "python.exe"
     _made.append(str(python))
     return _made[0]
+
+
+def one_line_zipapp(source: str) -> Path:
+    """``source`` as the ``__main__`` of a zipapp in a temporary directory (removed at exit)."""
+    root = Path(tempfile.mkdtemp(prefix="reasonix-bench-zipapp-"))
+    atexit.register(shutil.rmtree, root, ignore_errors=True)
+    (root / "src").mkdir()
+    (root / "src" / "__main__.py").write_text(source)
+    zipapp.create_archive(root / "src", root / "one-line.pyz")
+    return root / "one-line.pyz"
 
 
 def extra_startup_modules(python: str) -> list[str]:

@@ -17,17 +17,13 @@ the ratio to the one-line zipapp is over ``R`` in each of three measurements
 
 from __future__ import annotations
 
-import atexit
-import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
-import zipapp
 from pathlib import Path
 
-from bare_python import bare_python
+from bare_python import bare_python, one_line_zipapp
 
 ROOT = Path(__file__).resolve().parent.parent
 PYZ = ROOT / "dist" / "reasonix.pyz"
@@ -57,22 +53,12 @@ def main() -> int:
     return 1
 
 
-def one_line_zipapp() -> Path:
-    """A zipapp whose ``__main__`` prints a version: the floor of any zipapp's start."""
-    root = Path(tempfile.mkdtemp(prefix="reasonix-bench-zipapp-"))
-    atexit.register(shutil.rmtree, root, ignore_errors=True)
-    (root / "src").mkdir()
-    (root / "src" / "__main__.py").write_text('print("one-line 0.0")\n')
-    zipapp.create_archive(root / "src", root / "one-line.pyz")
-    return root / "one-line.pyz"
-
-
 def measure() -> float:
     """One measurement: print the line, return the ratio to the one-line zipapp."""
     python = bare_python()
     argvs = {
         "bare": [python, "-c", "pass"],
-        "zipapp": [python, str(one_line_zipapp()), "--version"],
+        "zipapp": [python, str(one_line_zipapp('print("one-line 0.0")\n')), "--version"],
         "ours": [python, str(PYZ), "--version"],
     }
     for _ in range(3):  # warm the page cache

@@ -35,14 +35,13 @@ import sys
 import tempfile
 import termios
 import time
-import zipapp
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT))
 
-from bare_python import bare_python  # noqa: E402
+from bare_python import bare_python, one_line_zipapp  # noqa: E402
 from fakes import FakeServer  # noqa: E402
 
 ROWS, COLS = 24, 80
@@ -214,10 +213,7 @@ def main() -> int:
     bare_paint = [python, "-c", BARE_PAINT]
     # The same painter as a one-line zipapp: the floor for any .pyz (the interpreter
     # imports runpy before an archive's first line runs; see bench/startup.py).
-    (tmp / "painter").mkdir()
-    (tmp / "painter" / "__main__.py").write_text(BARE_PAINT)
-    zipapp.create_archive(tmp / "painter", tmp / "painter.pyz")
-    zipped_paint = [python, str(tmp / "painter.pyz")]
+    zipped_paint = [python, str(one_line_zipapp(BARE_PAINT))]
     with FakeServer("openai", []) as srv:
         ws, fresh = tmp / "repo", tmp / "fresh"
         make_session(ws, srv.url, args.lines)

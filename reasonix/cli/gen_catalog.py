@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from reasonix.tool import Registry, builtin_names
@@ -122,29 +123,32 @@ do not edit by hand. ``make lint`` and tests/cli/test_argspec.py check it.
 '''
 
 
-def render_run_args() -> str:
-    """The source text of reasonix/cli/_run_args.py, from the live ``run`` parser."""
-    from reasonix.cli import run_cmd
+def _render_args(
+    prog: str, source: str, configure: Callable[[argparse.ArgumentParser], None]
+) -> str:
+    """The source text of a command line's spec module, from its live parser."""
     from reasonix.cli.argspec import spec_of
     from reasonix.tool.catalog import literal
 
-    parser = argparse.ArgumentParser(prog="reasonix run")
-    run_cmd.configure(parser)
-    header = _ARGS_HEADER.format(command="run", source="run_cmd.configure")
+    parser = argparse.ArgumentParser(prog=prog)
+    configure(parser)
+    header = _ARGS_HEADER.format(command=prog.removeprefix("reasonix "), source=source)
     return header + "SPEC: dict[str, object] = " + literal(spec_of(parser)) + "\n"
+
+
+def render_run_args() -> str:
+    """The source text of reasonix/cli/_run_args.py, from the live ``run`` parser."""
+    from reasonix.cli import run_cmd
+
+    return _render_args("reasonix run", "run_cmd.configure", run_cmd.configure)
 
 
 def render_chat_args() -> str:
     """The source text of reasonix/cli/_chat_args.py, from the live chat parser (what
     ``reasonix`` with no command reads: the chat view's first frame waits for it)."""
     from reasonix.cli import tui
-    from reasonix.cli.argspec import spec_of
-    from reasonix.tool.catalog import literal
 
-    parser = argparse.ArgumentParser(prog="reasonix")
-    tui.configure(parser)
-    header = _ARGS_HEADER.format(command="reasonix", source="cli.tui.configure")
-    return header + "SPEC: dict[str, object] = " + literal(spec_of(parser)) + "\n"
+    return _render_args("reasonix", "cli.tui.configure", tui.configure)
 
 
 if __name__ == "__main__":

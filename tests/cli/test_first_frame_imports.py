@@ -14,17 +14,12 @@ Markdown patterns compile on first use), ``typing``.
 
 from __future__ import annotations
 
-import fcntl
-import os
-import select
-import subprocess
 import sys
-import termios
-import time
 from pathlib import Path
 
 import pytest
 from e2e.e2e_task_env import clean_env, clean_python, write_project
+from e2e.e2e_term import Term
 from fakes import FakeServer
 
 FORBIDDEN = frozenset(
@@ -57,29 +52,6 @@ runpy.run_module("reasonix", run_name="__main__")
 """
 
 
-def _take_terminal() -> None:
-    os.setsid()
-    fcntl.ioctl(0, termios.TIOCSCTTY, 0)
-
-
-def _read_until(fd: int, marker: bytes, timeout: float = 30.0) -> bytes:
-    seen = b""
-    deadline = time.monotonic() + timeout
-    while marker not in seen:
-        left = deadline - time.monotonic()
-        if left <= 0:
-            raise AssertionError(f"no {marker!r} on the terminal: {seen[-400:]!r}")
-        if select.select([fd], [], [], left)[0]:
-            try:
-                chunk = os.read(fd, 65536)
-            except OSError:
-                chunk = b""
-            if not chunk:
-                raise AssertionError(f"the chat exited before {marker!r}: {seen[-400:]!r}")
-            seen += chunk
-    return seen
-
-
 @pytest.mark.skipif(sys.platform == "win32", reason="a POSIX pseudo-terminal")
 def test_the_first_frame_is_drawn_before_the_runtime_and_its_heavy_modules(
     tmp_path: Path,
@@ -89,22 +61,14 @@ def test_the_first_frame_is_drawn_before_the_runtime_and_its_heavy_modules(
     with FakeServer("openai", []) as srv:
         write_project(ws, srv.url)
         env = {**clean_env(tmp_path), "TERM": "xterm-256color"}
-        master, slave = os.openpty()
-        proc = subprocess.Popen(
-            [python, "-c", _DRIVER, str(out)], stdin=slave, stdout=slave, stderr=slave,
-            cwd=ws, env=env, close_fds=True, preexec_fn=_take_terminal,
-        )  # fmt: skip
-        os.close(slave)
+        term = Term([python, "-c", _DRIVER, str(out)], ws, env)
         try:
-            _read_until(master, b"Ask anything")
-            _read_until(master, b"new session")  # the runtime is up: leaving is clean
-            os.write(master, b"\x04")  # Ctrl-D leaves
-            assert proc.wait(timeout=30) == 0
+            term.expect("Ask anything")
+            term.expect("new session")  # the runtime is up: leaving is clean
+            term.send("\x04")  # Ctrl-D leaves
         finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
-            os.close(master)
+            code = term.close()
+    assert code == 0, term.screen
     loaded = set(out.read_text().split())
     assert "reasonix.cli.tui.app" in loaded and "curses" in loaded  # the view drew it
     assert not loaded & FORBIDDEN, f"loaded before the first frame: {sorted(loaded & FORBIDDEN)}"

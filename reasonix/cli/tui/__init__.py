@@ -3,10 +3,10 @@
 This module is what ``reasonix`` with no command dispatches to. It stays
 light (its flags only; a plain command line is read without argparse, from
 the generated ``reasonix/cli/_chat_args.py``) so the first frame paints
-before the runtime is built. The full-screen view (:mod:`reasonix.cli.tui.app`) runs when stdin
-and stdout are terminals, ``TERM`` is set and not ``dumb``, curses imports,
-and ``--plain`` was not given; otherwise the line-mode chat
-(:mod:`reasonix.cli.chat_cmd`) runs.
+before the runtime is built. The full-screen view
+(:mod:`reasonix.cli.tui.app`) runs when stdin and stdout are terminals,
+``TERM`` is set and not ``dumb``, curses imports, and ``--plain`` was not
+given; otherwise the line-mode chat (:mod:`reasonix.cli.chat_cmd`) runs.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import sys
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
+TYPE_CHECKING = False  # argparse only for the type checker: a plain command line is data
 if TYPE_CHECKING:
     import argparse
 

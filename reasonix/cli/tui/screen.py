@@ -19,7 +19,7 @@ from .keys import Key, KeyDecoder
 from .view import changed_rows
 from .width import Line
 
-TYPE_CHECKING = False  # typing is not imported at run time: the first frame comes sooner
+TYPE_CHECKING = False  # the locale module only for the type checker (see below)
 
 
 def _use_the_users_locale() -> None:
