@@ -9,6 +9,8 @@
 * ``__main__.py`` answers ``--version`` and imports ``_pyzboot.py`` for
   everything else (unpacking, the byte-code cache), so ``--version`` compiles
   none of that; both are stored uncompressed, so it needs no ``zlib`` either;
+  once the build is unpacked, ``__main__.py`` imports ``_pyzboot`` from the
+  copy (its byte-code kept there), not compiled again from the zip;
 * tests, caches and byte-code are left out;
 * tomli is vendored under ``_vendor/`` and put on ``sys.path`` only on
   Python 3.10 (3.11+ has tomllib);
@@ -41,6 +43,7 @@ MAIN = """\
 import sys
 
 VERSION = {version!r}
+BUILD_ID = {build_id!r}
 
 if sys.argv[1:] in (["--version"], ["-V"]):
     # The hot path of scripts and health checks: answer before importing anything,
@@ -54,10 +57,21 @@ if sys.argv[1:] in (["--version"], ["-V"]):
         os._exit(1)  # skip the exit-time flush that would fail again, noisily
     os._exit(0)
 
+import os
+
 # The rest of the start lives in _pyzboot.py, so --version compiles none of it.
+# Code imported from a zip is compiled again on every start; once this build is
+# unpacked into the cache dir (see _pyzboot), the start is imported from there,
+# where its byte-code is kept.
+_env = os.environ
+_home = _env.get("REASONIX_HOME") or os.path.join(os.path.expanduser("~"), ".reasonix")
+_cache = _env.get("REASONIX_CACHE_HOME") or os.path.join(_home, "cache")
+_copy = os.path.join(_cache, "pyz", BUILD_ID)
+if not _env.get("REASONIX_NO_UNPACK") and os.path.isfile(os.path.join(_copy, ".complete")):
+    sys.path.insert(0, _copy)
 import _pyzboot
 
-_pyzboot.start()
+_pyzboot.start(__file__, _copy)
 """
 
 BOOT = """\
@@ -65,20 +79,15 @@ BOOT = """\
 import os
 import sys
 
-BUILD_ID = {build_id!r}
 
-
-def _unpacked(archive):
+def _unpacked(archive, target):
     # Code imported from a zip is compiled again on every start (zipimport
     # cannot cache byte-code), which costs hundreds of milliseconds. Unpack the
-    # archive once per build into the cache dir, where the normal importer
-    # keeps __pycache__ for whichever Python runs it. Any failure (read-only
-    # home, odd file system) falls back to importing from the zip.
+    # archive once per build into target (named by __main__.py), where the normal
+    # importer keeps __pycache__ for whichever Python runs it. Any failure
+    # (read-only home, odd file system) falls back to importing from the zip.
     if os.environ.get("REASONIX_NO_UNPACK") or not os.path.isfile(archive):
         return None
-    home = os.environ.get("REASONIX_HOME") or os.path.join(os.path.expanduser("~"), ".reasonix")
-    cache = os.environ.get("REASONIX_CACHE_HOME") or os.path.join(home, "cache")
-    target = os.path.join(cache, "pyz", BUILD_ID)
     if os.path.isfile(os.path.join(target, ".complete")):
         return target
     try:
@@ -103,17 +112,22 @@ def _unpacked(archive):
     return target if os.path.isfile(os.path.join(target, ".complete")) else None
 
 
-def start():
+def start(main_file, target):
+    # main_file: __main__'s __file__ (inside the archive); target: where this build
+    # is (to be) unpacked.
     if sys.version_info < (3, 10):
         sys.stderr.write("reasonix needs Python 3.10 or newer\\n")
         sys.exit(1)
-    archive = os.path.dirname(os.path.abspath(__file__))
-    root = _unpacked(archive)
+    archive = os.path.dirname(os.path.abspath(main_file))
+    root = _unpacked(archive, target)
     if root is not None:
-        given = os.path.dirname(__file__)  # the archive as sys.path names it (maybe relative)
-        sys.path = [root if p in (archive, given) else p for p in sys.path]
-        if root not in sys.path:
-            sys.path.insert(0, root)
+        # The copy takes the archive's place on sys.path (once, where the archive was:
+        # sys.path may name it relative and __main__ may have put the copy first).
+        given = os.path.dirname(main_file)
+        names = (archive, given, root)
+        at = next((i for i, p in enumerate(sys.path) if p in names), 0)
+        sys.path[:] = [p for p in sys.path if p not in names]
+        sys.path.insert(at, root)
     else:
         root = archive
     if sys.version_info < (3, 11):
@@ -236,9 +250,10 @@ def build(output: Path) -> str:
             "run: python -m reasonix.cli.gen_catalog\n"
         )
     entries[CATALOG] = catalog
+    # The id covers the boot module too: a later start imports it from the unpacked copy.
+    entries["_pyzboot.py"] = BOOT.encode()
     ident = build_id(entries)
-    entries["__main__.py"] = MAIN.format(version=version).encode()
-    entries["_pyzboot.py"] = BOOT.format(build_id=ident).encode()
+    entries["__main__.py"] = MAIN.format(version=version, build_id=ident).encode()
     output.parent.mkdir(parents=True, exist_ok=True)
     tmp = output.with_suffix(".tmp")
     with open(tmp, "wb") as fh:

@@ -110,6 +110,33 @@ def test_version_compiles_and_imports_nothing_of_the_start(pyz: Path) -> None:
 
 
 @pytest.mark.e2e
+def test_once_unpacked_the_boot_module_is_not_compiled_from_the_zip(
+    pyz: Path, tmp_path: Path
+) -> None:
+    """zipimport compiles what it imports on every start: after the first start unpacks
+    the build, the rest of the start (_pyzboot) is imported from the copy's byte-code."""
+    target, env = lone_copy(pyz, tmp_path)
+    env["REASONIX_HOME"] = str(tmp_path / "rxhome")
+    env["REASONIX_CACHE_HOME"] = str(tmp_path / "cache")
+    argv = [sys.executable, "-v", target.name, "--help"]
+
+    def boot_lines() -> list[str]:
+        out = subprocess.run(argv, cwd=target.parent, env=env, capture_output=True, text=True,
+                             timeout=60)  # fmt: skip
+        assert out.returncode == 0 and "usage: reasonix" in out.stdout, out.stderr[-2000:]
+        return [line for line in out.stderr.splitlines() if "_pyzboot" in line]
+
+    first = boot_lines()
+    assert any("zipimporter" in line for line in first), first  # nothing unpacked yet
+    (copy,) = (tmp_path / "cache" / "pyz").iterdir()
+    boot_lines()  # the first start from the copy writes its byte-code
+    third = boot_lines()
+    cached = str(copy / "__pycache__" / "_pyzboot.")
+    assert any(line.startswith("# code object from") and cached in line for line in third), third
+    assert not any("zipimporter" in line for line in third), third
+
+
+@pytest.mark.e2e
 def test_build_is_deterministic(tmp_path: Path) -> None:
     a, b = tmp_path / "a.pyz", tmp_path / "b.pyz"
     for out in (a, b):
