@@ -20,7 +20,11 @@ What keeps it honest:
 * it stands in for the path search only: the module gets the spec, file,
   ``__path__`` and loader class (:class:`SourceFileLoader`) it would have had,
   so resources, tracebacks and ``inspect`` see the real files;
-* each stored code carries its Adler-32 checksum, checked before it is unmarshalled;
+* each stored code carries its checksum (the interpreter's own keyed SipHash,
+  ``_imp.source_hash``, the one hash-based ``.pyc`` files use: built in, so no
+  ``zlib`` is loaded for it), checked before it is unmarshalled;
+* the file is read with ``os.pread`` (the index at start, each code when it is
+  served), so neither ``mmap`` is loaded nor the whole file read;
 * at exit, modules imported the normal way are added and stale ones replaced
   (the file is written anew, atomically, only when something changed); any
   failure to read or write it only means imports take the normal path.
@@ -30,22 +34,32 @@ Nothing here imports the rest of Reasonix, and it is used by the .pyz only.
 
 from __future__ import annotations
 
+import _imp
 import marshal
 import os
 import sys
-import zlib
 
 TYPE_CHECKING = False  # typing (with re and enum behind it) is not imported at run time
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
+
+    _Read = Callable[[int, int], bytes]  # (offset, length) -> the stored bytes there
 
 __all__ = ["install"]
 
-_FORMAT = b"reasonix-codecache-4\n"
+_FORMAT = b"reasonix-codecache-5\n"
 _LIMIT = 64 * 1024 * 1024  # a file bigger than this is not ours to trust
 
-# (offset, length, is_package, origin, mtime_ns, size, Adler-32 of the code) per module name
-_Entry = tuple[int, int, bool, str, int, int, int]
+_SEED = 0x5245_4153_4F4E_4958  # the checksum's key ("REASONIX"): any fixed number does
+
+# (offset, length, is_package, origin, mtime_ns, size, checksum of the code) per module name
+_Entry = tuple[int, int, bool, str, int, int, bytes]
+
+
+def _check(code: bytes) -> bytes:
+    """The checksum of stored code (8 bytes)."""
+    return _imp.source_hash(_SEED, code)  # type: ignore[no-any-return]
 
 
 def _key() -> bytes:
@@ -58,20 +72,21 @@ def _key() -> bytes:
 
 
 def _name(key: bytes) -> str:
-    """The file name for ``key``: two checksums, not hashlib (which loads OpenSSL). The
+    """The file name for ``key``: its checksum, not hashlib (which loads OpenSSL). The
     file holds the whole key, and a file made for another key is not used."""
-    return f"codecache-{zlib.crc32(key):08x}{zlib.adler32(key):08x}.bin"
+    return f"codecache-{_check(key).hex()}.bin"
 
 
 class _Finder:
     """A meta-path finder that serves stored code for unchanged source files."""
 
-    def __init__(self, path: str, key: bytes, index: dict[str, _Entry], data: Any) -> None:
-        self.path, self.key, self.index, self.data = path, key, index, data
+    def __init__(self, path: str, key: bytes, index: dict[str, _Entry], read: _Read) -> None:
+        self.path, self.key, self.index, self.read = path, key, index, read
         # Only modules found through the search path this file is keyed by are stored,
         # and none imported before the finder was there (it can never serve those).
         self.roots = tuple(p.rstrip(os.sep) + os.sep for p in sys.path if p)
         self.before = frozenset(sys.modules)
+        self.damaged: set[str] = set()  # stored code that failed its checksum: stored anew
         from _frozen_importlib import ModuleSpec
         from _frozen_importlib_external import SourceFileLoader
 
@@ -100,8 +115,9 @@ class _Finder:
             st = os.stat(origin)
             if st.st_mtime_ns != mtime or st.st_size != size:
                 return None
-            code = self.data[offset : offset + length]
-            if len(code) != length or zlib.adler32(code) != check:
+            code = self.read(offset, length)
+            if len(code) != length or _check(code) != check:
+                self.damaged.add(name)
                 return None
         except Exception:  # noqa: BLE001 - a changed file or a damaged entry: the normal path
             return None
@@ -135,7 +151,8 @@ class _Finder:
                 continue  # found some other way (a path added later): not the key's to keep
             st = os.stat(origin)
             old = self.index.get(name)
-            if old is not None and old[3:6] == (origin, st.st_mtime_ns, st.st_size):
+            current = old is not None and old[3:6] == (origin, st.st_mtime_ns, st.st_size)
+            if current and name not in self.damaged:
                 continue  # stored and still current (served or not, it need not be again)
             code = loader.get_code(name)
             if code is None:
@@ -151,14 +168,14 @@ class _Finder:
             if name in fresh:
                 continue  # stale: replaced below
             start, length, package, origin, mtime, size, check = entry
-            blob = bytes(self.data[start : start + length])
-            if len(blob) != length or zlib.adler32(blob) != check:
+            blob = self.read(start, length)
+            if len(blob) != length or _check(blob) != check:
                 continue  # damaged: left out
             index[name] = (offset, length, package, origin, mtime, size, check)
             blobs.append(blob)
             offset += length
         for name, (blob, package, origin, mtime, size) in fresh.items():
-            index[name] = (offset, len(blob), package, origin, mtime, size, zlib.adler32(blob))
+            index[name] = (offset, len(blob), package, origin, mtime, size, _check(blob))
             blobs.append(blob)
             offset += len(blob)
         head = marshal.dumps((self.key, index))
@@ -174,36 +191,61 @@ class _Finder:
                 os.unlink(tmp)
 
 
-def _open(path: str, key: bytes) -> tuple[dict[str, _Entry], Any]:
-    """The index and the mapped code of the file at ``path`` made for ``key`` (empty
-    when absent, odd or another key's: such a file is written anew at exit)."""
+def _nothing(offset: int, length: int) -> bytes:
+    return b""
+
+
+def _open(path: str, key: bytes) -> tuple[dict[str, _Entry], _Read]:
+    """The index of the file at ``path`` made for ``key`` and a reader of its stored code
+    (empty when absent, odd or another key's: such a file is written anew at exit)."""
     try:
         return _read(path, key)
     except Exception:  # noqa: BLE001 - whatever is wrong with it, it is not used
-        return {}, b""
+        return {}, _nothing
 
 
-def _read(path: str, key: bytes) -> tuple[dict[str, _Entry], Any]:
-    import mmap
-
-    with open(path, "rb") as fh:  # absent: _open's empty answer
-        size = os.fstat(fh.fileno()).st_size
+def _read(path: str, key: bytes) -> tuple[dict[str, _Entry], _Read]:
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))  # absent: _open's answer
+    try:
+        size = os.fstat(fd).st_size
         start = len(_FORMAT) + 8
-        if size < start or size > _LIMIT or fh.read(len(_FORMAT)) != _FORMAT:
-            return {}, b""
-        head = int.from_bytes(fh.read(8), "little")
+        lead = os.read(fd, start)
+        if len(lead) < start or size > _LIMIT or lead[: len(_FORMAT)] != _FORMAT:
+            return {}, _nothing
+        head = int.from_bytes(lead[len(_FORMAT) :], "little")
         if head <= 0 or start + head > size:
-            return {}, b""
-        made_for, index = marshal.loads(fh.read(head))
+            return {}, _nothing
+        made_for, index = marshal.loads(_read_exactly(fd, head))
         if (
             made_for != key
             or not isinstance(index, dict)
             or not all(isinstance(e, tuple) and len(e) == 7 for e in index.values())
         ):
-            return {}, b""
-        data = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
-    # Offsets in the index count from the end of the head.
-    return index, memoryview(data)[start + head :]
+            return {}, _nothing
+    except BaseException:
+        os.close(fd)
+        raise
+    # Offsets in the index count from the end of the head. The file stays open (it is
+    # replaced, never rewritten in place, so what it holds cannot change under us).
+    base = start + head
+    pread = getattr(os, "pread", None)
+    if pread is None:  # not POSIX: the code is read at once
+        with os.fdopen(fd, "rb") as fh:
+            fh.seek(base)
+            data = fh.read()
+        return index, lambda offset, length: data[offset : offset + length]
+    return index, lambda offset, length: pread(fd, length, base + offset)
+
+
+def _read_exactly(fd: int, size: int) -> bytes:
+    parts, left = [], size
+    while left > 0:
+        part = os.read(fd, left)
+        if not part:
+            break  # a short file: the head does not unmarshal, and _open answers empty
+        parts.append(part)
+        left -= len(part)
+    return b"".join(parts)
 
 
 def install(folder: str) -> None:
@@ -213,10 +255,10 @@ def install(folder: str) -> None:
             return
         key = _key()
         path = os.path.join(folder, _name(key))
-        index, data = _open(path, key)
+        index, read = _open(path, key)
     except Exception:  # noqa: BLE001 - a damaged cache means the normal path
         return
-    finder = _Finder(path, key, index, data)
+    finder = _Finder(path, key, index, read)
     sys.meta_path.insert(0, finder)
 
     import atexit

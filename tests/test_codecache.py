@@ -92,3 +92,15 @@ def test_an_optimised_interpreter_uses_a_file_of_its_own(tmp_path: Path) -> None
                          env=env, timeout=60, check=True).stdout.split()  # fmt: skip
     assert out[:2] == ["42", "SourceFileLoader"]
     assert len([p for p in folder.iterdir() if p.name.startswith("codecache-")]) == 2
+
+
+def test_damaged_stored_code_is_not_run(tmp_path: Path) -> None:
+    """A changed byte inside a module's stored code fails its checksum: the source is used."""
+    lib, folder = _project(tmp_path)
+    _run(lib, folder)
+    (cache,) = [p for p in folder.iterdir() if p.name.startswith("codecache-")]
+    raw = cache.read_bytes()
+    assert raw.count(b"Adds.") == 1  # calc's docstring, inside its stored code only
+    cache.write_bytes(raw.replace(b"Adds.", b"Adda."))
+    assert _run(lib, folder)[:2] == ["42", "SourceFileLoader"]
+    assert _run(lib, folder)[:2] == ["42", "_Loader"]  # and the damaged code is replaced
