@@ -1,6 +1,6 @@
 """Reasonix: a terminal coding agent driving LLMs through tools.
 
-Importing this package does nothing but define ``__version__``; every
+Importing this package does nothing (``__version__`` is read on first use); every
 capability is imported lazily by the CLI so that ``--version`` stays fast.
 """
 
@@ -19,4 +19,11 @@ def _read_version() -> str:
     return str(VERSION)
 
 
-__version__ = _read_version()
+__version__: str  # read on first use (module __getattr__): a chat's first frame needs none
+
+
+def __getattr__(name: str) -> str:
+    if name == "__version__":
+        version = globals()["__version__"] = _read_version()
+        return version
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -128,12 +128,12 @@ def collect_again() -> None:
 
 def _chat(argv: list[str]) -> int:
     """The chat; on a first start without a usable provider, offer the setup wizard."""
-    from reasonix.errors import MissingAPIKey
-
     try:
         return _dispatch(_CHAT_MODULE, "reasonix", argv)
-    except MissingAPIKey as err:
-        if not (sys.stdin.isatty() and sys.stdout.isatty()):
+    except Exception as err:
+        from reasonix.errors import MissingAPIKey  # loaded by then: whatever raised it did
+
+        if not isinstance(err, MissingAPIKey) or not (sys.stdin.isatty() and sys.stdout.isatty()):
             raise
         from reasonix.cli.setup_cmd import offer_wizard
 

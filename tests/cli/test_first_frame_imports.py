@@ -9,7 +9,9 @@ measured. The runtime (config, provider, agent) is built on a thread after
 the first frame, so none of it may be there, nor the modules the first frame
 was freed of: ``argparse`` (a plain chat command line is data,
 ``cli/_chat_args.py``), ``re`` and ``enum`` (the C ``_locale`` and ``_signal``;
-Markdown patterns compile on first use), ``typing``.
+Markdown patterns compile on first use), ``typing``, ``threading`` and
+``queue`` (no thread runs before the first frame; the inbox is the C queue),
+and the cards and overlay panels an empty chat does not draw.
 """
 
 from __future__ import annotations
@@ -26,6 +28,9 @@ FORBIDDEN = frozenset(
     {
         "argparse", "gettext", "re", "enum", "typing", "locale", "dataclasses", "inspect",
         "shutil", "tempfile", "json", "pathlib", "socket", "subprocess",
+        "threading", "queue", "heapq", "reasonix.errors",
+        "reasonix.cli.tui.cards", "reasonix.cli.tui.markdown", "reasonix.cli.tui.diff",
+        "reasonix.cli.tui.overlays", "reasonix.lazy",
         "reasonix.boot", "reasonix.config.loader", "reasonix.agent.loop",
         "reasonix.provider", "reasonix.tool", "reasonix.permission", "reasonix.command",
     }

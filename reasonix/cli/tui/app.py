@@ -14,12 +14,18 @@ the session stays on disk (``reasonix -c`` resumes it).
 
 from __future__ import annotations
 
+import _thread
 import contextlib
 import os
-import queue
 import sys
-import threading
 import time
+
+# threading (and queue, with heapq behind it) is loaded once the first frame is up: no
+# thread runs before it, and the inbox is the C queue that queue.SimpleQueue names.
+try:
+    from _queue import Empty, SimpleQueue
+except ImportError:  # an interpreter without CPython's C queue
+    from queue import Empty, SimpleQueue  # type: ignore[assignment]
 
 from .control import Controls
 from .guard import Diverted, call_key, install_signals, report_crash, restore_signals
@@ -38,6 +44,7 @@ from .view import render_frame, tail_rows
 TYPE_CHECKING = False  # typing is not imported at run time: the first frame comes sooner
 if TYPE_CHECKING:
     import argparse
+    import threading
     from typing import Any
 
     from .control import Action
@@ -57,6 +64,8 @@ class _Answer:
     """Answers an ApprovalRequested event and wakes the turn's thread waiting for it."""
 
     def __init__(self, event: Any) -> None:
+        import threading
+
         self.event, self.done = event, threading.Event()
 
     def answer(self, choice: Any) -> None:
@@ -70,7 +79,7 @@ class App:
     def __init__(self, args: argparse.Namespace) -> None:
         self.args = args
         self.state = AppState(busy="starting")
-        self.inbox: queue.SimpleQueue[tuple[str, tuple[Any, ...]]] = queue.SimpleQueue()
+        self.inbox: SimpleQueue[tuple[str, tuple[Any, ...]]] = SimpleQueue()
         self.wake_r, self.wake_w = os.pipe()
         os.set_blocking(self.wake_w, False)
         self.rt: Any = None
@@ -90,7 +99,7 @@ class App:
         self.screen: Screen | None = None
         self.booting: threading.Thread | None = None
         self.pending: list[str] = []  # prompts submitted before the runtime was ready
-        self._lock = threading.Lock()
+        self._lock = _thread.allocate_lock()  # threading.Lock, before threading is loaded
         self._closed = False  # the wake-up pipe is closed
         self._dirty = True
         self._last_paint = 0.0
@@ -111,14 +120,17 @@ class App:
         crashed: BaseException | None = None
         previous = install_signals(self.wake_w)
         diverted = Diverted(self)
-        saved_stderr, saved_hook = sys.stderr, threading.excepthook
+        saved_stderr, saved_hook = sys.stderr, None
         try:
             # While curses owns the terminal nothing may write to it behind the view's back:
             # stray stderr lines and a dying thread's traceback become notices.
-            sys.stderr, threading.excepthook = diverted, diverted.thread_died
+            sys.stderr = diverted
             with Screen() as screen:
                 self.screen = screen
                 self._paint(force=True)
+                import threading  # the first frame is up; now the threads beside it
+
+                saved_hook, threading.excepthook = threading.excepthook, diverted.thread_died
                 self.booting = threading.Thread(
                     target=self._boot, name="reasonix-boot", daemon=True
                 )
@@ -129,7 +141,11 @@ class App:
         except Exception as err:  # noqa: BLE001 - the view's own bug must not leave a broken tty
             crashed = err
         finally:
-            sys.stderr, threading.excepthook = saved_stderr, saved_hook
+            sys.stderr = saved_stderr
+            if saved_hook is not None:
+                import threading
+
+                threading.excepthook = saved_hook
             restore_signals(previous)
             self._shutdown()
         if self.boot_error is not None:
@@ -235,6 +251,8 @@ class App:
                 text = f"(the rule simulator failed: {err})"
             self.post("always-preview", overlay, text)
 
+        import threading
+
         threading.Thread(target=work, name="reasonix-preview", daemon=True).start()
 
     def _confirm_always(self, overlay: ApprovalOverlay, text: str) -> None:
@@ -283,6 +301,8 @@ class App:
 
     # -- background jobs: turns and commands ---------------------------------------------
     def _start_job(self, busy: str, target: Any, *args: Any) -> None:
+        import threading
+
         from reasonix.cancel import Cancel
 
         self.cancel = Cancel()
@@ -367,7 +387,7 @@ class App:
         while True:
             try:
                 kind, payload = self.inbox.get_nowait()
-            except queue.Empty:
+            except Empty:
                 break
             self._dirty = True
             self._handle(kind, payload)

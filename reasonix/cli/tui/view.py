@@ -9,10 +9,11 @@ window are rendered, so a long transcript costs what its screen shows.
 
 from __future__ import annotations
 
-from .cards import render_block
-from .overlays import approval_diff_room, overlay_rows
 from .state import ApprovalOverlay, AppState, Block, Composer, ToolBlock, hide_composer
 from .width import Line, char_width, fit, text_width
+
+# The cards (with Markdown and diffs) and the overlay panels are imported when a block or
+# an overlay is first drawn: the first frame, an empty chat, needs neither.
 
 __all__ = [
     "SPINNER",
@@ -58,6 +59,8 @@ def _rows_of(block: Block, prev: Block | None, width: int, detail: bool) -> list
     if cached is not None and cached[0] == key:
         rows: list[Line] = cached[1]
         return rows
+    from .cards import render_block
+
     rows = ([()] if gap else []) + render_block(block, width, detail)
     block.cache = (key, rows)
     return rows
@@ -211,6 +214,8 @@ def render_frame(state: AppState, width: int, height: int) -> Frame:
     panel: list[Line] = []
     room = 0
     if overlay is not None:
+        from .overlays import overlay_rows
+
         room = height - len(comp) - 1 - (1 if height > 6 else 0)
         panel = overlay_rows(overlay, width, max(0, room))
     bottom = panel + comp + [footer]
@@ -220,6 +225,8 @@ def render_frame(state: AppState, width: int, height: int) -> Frame:
     rows, most = transcript_window(state, width, trans_h) if trans_h > 0 else ([], 0)
     panel_page = 0
     if isinstance(overlay, ApprovalOverlay) and overlay.diff:
+        from .overlays import approval_diff_room
+
         panel_page = approval_diff_room(overlay, width, max(0, room))
     cursor: tuple[int, int] | None = None
     if not hidden and comp:
