@@ -207,27 +207,16 @@ def _open(path: str, key: bytes) -> tuple[dict[str, _Entry], _Read]:
 def _read(path: str, key: bytes) -> tuple[dict[str, _Entry], _Read]:
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))  # absent: _open's answer
     try:
-        size = os.fstat(fd).st_size
-        start = len(_FORMAT) + 8
-        lead = os.read(fd, start)
-        if len(lead) < start or size > _LIMIT or lead[: len(_FORMAT)] != _FORMAT:
-            return {}, _nothing
-        head = int.from_bytes(lead[len(_FORMAT) :], "little")
-        if head <= 0 or start + head > size:
-            return {}, _nothing
-        made_for, index = marshal.loads(_read_exactly(fd, head))
-        if (
-            made_for != key
-            or not isinstance(index, dict)
-            or not all(isinstance(e, tuple) and len(e) == 7 for e in index.values())
-        ):
-            return {}, _nothing
+        found = _index(fd, key)
     except BaseException:
         os.close(fd)
         raise
-    # Offsets in the index count from the end of the head. The file stays open (it is
-    # replaced, never rewritten in place, so what it holds cannot change under us).
-    base = start + head
+    if found is None:
+        os.close(fd)
+        return {}, _nothing
+    index, base = found
+    # The file stays open: it is replaced, never rewritten in place, so what it holds
+    # cannot change under us.
     pread = getattr(os, "pread", None)
     if pread is None:  # not POSIX: the code is read at once
         with os.fdopen(fd, "rb") as fh:
@@ -235,6 +224,27 @@ def _read(path: str, key: bytes) -> tuple[dict[str, _Entry], _Read]:
             data = fh.read()
         return index, lambda offset, length: data[offset : offset + length]
     return index, lambda offset, length: pread(fd, length, base + offset)
+
+
+def _index(fd: int, key: bytes) -> tuple[dict[str, _Entry], int] | None:
+    """The index of the open file ``fd`` and where its code starts (the index's offsets
+    count from there), or None when the file is odd or made for another key."""
+    size = os.fstat(fd).st_size
+    start = len(_FORMAT) + 8
+    lead = os.read(fd, start)
+    if len(lead) < start or size > _LIMIT or lead[: len(_FORMAT)] != _FORMAT:
+        return None
+    head = int.from_bytes(lead[len(_FORMAT) :], "little")
+    if head <= 0 or start + head > size:
+        return None
+    made_for, index = marshal.loads(_read_exactly(fd, head))
+    if (
+        made_for != key
+        or not isinstance(index, dict)
+        or not all(isinstance(e, tuple) and len(e) == 7 for e in index.values())
+    ):
+        return None
+    return index, start + head
 
 
 def _read_exactly(fd: int, size: int) -> bytes:

@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 
 _RUN = """
@@ -104,3 +106,16 @@ def test_damaged_stored_code_is_not_run(tmp_path: Path) -> None:
     cache.write_bytes(raw.replace(b"Adds.", b"Adda."))
     assert _run(lib, folder)[:2] == ["42", "SourceFileLoader"]
     assert _run(lib, folder)[:2] == ["42", "_Loader"]  # and the damaged code is replaced
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="counts open descriptors")
+def test_a_file_that_is_not_used_is_not_left_open(tmp_path: Path) -> None:
+    from reasonix import _codecache
+
+    key = _codecache._key()
+    path = tmp_path / _codecache._name(key)
+    before = len(os.listdir("/proc/self/fd"))
+    for content in (b"", b"junk" * 100, _codecache._FORMAT + (10**9).to_bytes(8, "little")):
+        path.write_bytes(content)
+        assert _codecache._open(str(path), key)[0] == {}
+    assert len(os.listdir("/proc/self/fd")) == before
