@@ -12,7 +12,8 @@ SSE sockets with one ``selectors`` loop so the clients cost little.
   client's median latency, and the 95th percentile over all events.
 * **sessions** — ``--sessions`` (20) sessions, one client each, all turns
   started at once: every stream complete and in order.
-* **peak RSS** of the server process (``VmHWM``).
+* **peak RSS** of the server process (``VmHWM``), which runs on a clean
+  interpreter (``bench/bare_python.py``), as a user's would.
 
 Target: median fan-out latency < 5 ms at 50 clients. Prints ``serve: …`` lines.
 
@@ -36,6 +37,8 @@ import threading
 import time
 from pathlib import Path
 from typing import Any
+
+from bare_python import bare_python  # bench/ is this script's first sys.path entry
 
 ROOT = Path(__file__).resolve().parent.parent
 TARGET_MS = 5.0
@@ -140,7 +143,7 @@ class Serve:
         run_env = {"PATH": os.environ.get("PATH", ""), "HOME": str(tmp), "LANG": "C.UTF-8",
                    "REASONIX_HOME": str(tmp / "rx"), "FAKE_PROVIDER_KEY": "sk-bench"}  # fmt: skip
         self.proc = subprocess.Popen(
-            [sys.executable, str(pyz), "serve", "--port", "0"], cwd=ws, env=run_env,
+            [bare_python(), str(pyz), "serve", "--port", "0"], cwd=ws, env=run_env,
             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
         )  # fmt: skip
         assert self.proc.stdout is not None
