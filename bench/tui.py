@@ -16,7 +16,7 @@ user's does not) and is started directly on the terminal (it becomes the
 session leader with the terminal as its controlling one before ``exec``), so
 a start is timed from the ``fork`` of the program itself.
 
-Median of N keystrokes / N starts, each pair interleaved. Build first:
+Median of N keystrokes / N starts, interleaved (the starts in rotating order). Build first:
 ``make build``. Prints one line per measure with both figures and the ratio.
 """
 
@@ -188,7 +188,7 @@ def main() -> int:
     """Measure both programs and print the figures with their ratios."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--keys", type=int, default=60, help="keystrokes to time")
-    ap.add_argument("--starts", type=int, default=7, help="start-ups to time")
+    ap.add_argument("--starts", type=int, default=9, help="start-ups to time (a multiple of 3)")
     ap.add_argument("--lines", type=int, default=10_000, help="transcript rows to resume")
     ap.add_argument("--pyz", default=str(ROOT / "dist" / "reasonix.pyz"))
     args = ap.parse_args()
@@ -225,10 +225,12 @@ def main() -> int:
         paints: list[float] = []
         bare_paints: list[float] = []
         zipped_paints: list[float] = []
-        for _ in range(args.starts):
-            paints.append(first_paint(ours, env, fresh, b"Ask anything"))
-            bare_paints.append(first_paint(bare_paint, env, fresh, b"Ask anything"))
-            zipped_paints.append(first_paint(zipped_paint, env, fresh, b"Ask anything"))
+        starts = [(ours, paints), (bare_paint, bare_paints), (zipped_paint, zipped_paints)]
+        for i in range(args.starts):
+            # Each program takes each place in a round equally often: a start right after
+            # another program's is faster or slower than one after its own.
+            for argv, times in starts[i % 3 :] + starts[: i % 3]:
+                times.append(first_paint(argv, env, fresh, b"Ask anything"))
     k, kb = statistics.median(ours_keys), statistics.median(bare_keys)
     p90 = sorted(ours_keys)[int(len(ours_keys) * 0.9)]
     print(
