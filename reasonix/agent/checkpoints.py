@@ -312,6 +312,17 @@ class CheckpointStore:
         out = self.git("ls-tree", "-z", commit, "--", path).decode("utf-8", "replace")
         return int(out.split(" ", 1)[0], 8) if out else None
 
+    def entry(self, commit: str, path: str) -> tuple[int, bytes] | None:
+        """``path`` in a snapshot as (git mode, bytes): a symlink (0o120000) holds its
+        target; None when no file was there (absent, or a directory). A snapshot that
+        cannot be read raises SessionError, unlike :meth:`content`: a restore must not
+        take a damaged store for "the file did not exist" and remove it."""
+        out = self.git("ls-tree", "-z", commit, "--", path)
+        parts = out.partition(b"\t")[0].split()
+        if len(parts) != 3 or parts[1] != b"blob":
+            return None
+        return int(parts[0], 8), self.git("cat-file", "blob", parts[2].decode())
+
     # -- the log ----------------------------------------------------------------
     def append(self, record: dict[str, Any]) -> None:
         """Add one record to the log (one line, flushed)."""
@@ -432,6 +443,12 @@ class TurnRecorder:
     docstring): :meth:`tools_starting` before each round of tool calls,
     :meth:`tools_done` after it. A write (:meth:`before_write`) waits for the
     "before" tree and throws away an "after" tree prepared before it.
+
+    A store that fails (a damaged repository or log, a full disk) switches
+    checkpoints off for the rest of the session, with one notice saying so
+    (:meth:`take_notices`), at the turn it fails in: the end of a turn that
+    wrote asks git to read both of its snapshots back, so a repository that
+    cannot serve a rewind is found then, not at the rewind.
     """
 
     def __init__(self, store: CheckpointStore) -> None:
@@ -441,18 +458,47 @@ class TurnRecorder:
         self._before: _Ahead | None = None  # the state the turn started from, being stored
         self._after: _Ahead | None = None  # the state after the last round of tools
         self.notices: list[str] = []
+        self.off = ""  # why checkpoints are off for the rest of the session ("": on)
+
+    def take_notices(self) -> list[str]:
+        """The notices gathered so far (the frontends show them), cleared. A turn's end
+        is recorded on a thread: its notice comes with the next turn's (or :meth:`settle`)."""
+        taken, self.notices = self.notices, []
+        return taken
+
+    def settle(self) -> list[str]:
+        """Wait for the last turn's end to be recorded; returns :meth:`take_notices`."""
+        self.store.settle()
+        return self.take_notices()
+
+    def _switch_off(self, exc: BaseException) -> None:
+        """The store failed: no more snapshots this session (each would fail again)."""
+        if self.off:
+            return
+        self.off = str(exc) or type(exc).__name__
+        self._turn = None
+        self.notices.append(
+            f"checkpoints are off for the rest of this session: {self.off} — changes from "
+            f"here on cannot be rewound (move {self.store.root} away for a fresh store)"
+        )
 
     def begin(self, session: str, records: int, title: str) -> None:
         """A user turn starts; ``records`` = the transcript's record count before it."""
         # Only the lease holder writes a session's turns: after the first, this process
         # counts on instead of reading the whole project log again.
         self.store.settle()  # the last turn's end is recorded first
+        self._turn, self._before, self._after = None, None, None
+        if self.off:
+            return
         last_session, last = self._last
-        number = last + 1 if last_session == session else len(self.store.turns(session)) + 1
+        try:
+            number = last + 1 if last_session == session else len(self.store.turns(session)) + 1
+            rec = {"type": "turn", "session": session, "turn": number, "records": records}
+            self.store.append({**rec, "title": title[:120], "time": time.time()})
+        except (SessionError, OSError) as exc:  # an unreadable or unwritable log
+            self._switch_off(exc)
+            return
         self._turn = Turn(session, number, records, title[:120], time.time())
-        self._before = self._after = None
-        rec = {"type": "turn", "session": session, "turn": number, "records": records}
-        self.store.append({**rec, "title": title[:120], "time": time.time()})
         self._last = (session, number)
 
     def tools_starting(self) -> None:
@@ -487,13 +533,13 @@ class TurnRecorder:
         try:
             tree, turn.too_big = ahead.take() if ahead is not None else self.store.tree()
             turn.before = self.store.commit(tree, f"before turn {turn.number}")
+            rec = {"type": "before", "session": turn.session, "turn": turn.number,
+                   "commit": turn.before, "too_big": turn.too_big}  # fmt: skip
+            self.store.append(rec)
         except (SessionError, OSError) as exc:
-            turn.before = "-"  # do not retry on every call of this turn
-            self.notices.append(f"checkpoint skipped: {exc}")
+            turn.before = "-"  # the turn goes on without checkpoints, and so do the next
+            self._switch_off(exc)
             return
-        rec = {"type": "before", "session": turn.session, "turn": turn.number,
-               "commit": turn.before, "too_big": turn.too_big}  # fmt: skip
-        self.store.append(rec)
         if turn.too_big:
             names = ", ".join(turn.too_big[:5])
             self.notices.append(f"checkpoint: too big to keep (not restorable): {names}")
@@ -522,7 +568,11 @@ class TurnRecorder:
             with short_slices():
                 tree, _ = ahead.take() if ahead is not None else self.store.tree()
                 after = self.store.commit(tree, f"after turn {turn.number}")
+                # Git reads both snapshots back (what a rewind does first): a repository
+                # damaged where our own writes do not look (HEAD, config, an old object)
+                # is found at this turn, not at the rewind. Off the answer's path.
+                self.store.changed(turn.before, after)
                 self.store.append({"type": "after", "session": turn.session,
                                    "turn": turn.number, "commit": after})  # fmt: skip
         except Exception as exc:  # noqa: BLE001 - on this thread, any failure is a notice
-            self.notices.append(f"checkpoint after the turn skipped: {exc}")
+            self._switch_off(exc)

@@ -150,6 +150,9 @@ class Agent:
                 yield Notice("cache_break", note)
             for note in self._start_turn(user_input):
                 yield Notice("hook", note)
+            recorder = self.tool_ctx.extra.get("checkpoints")
+            for note in recorder.take_notices() if recorder is not None else ():
+                yield Notice("checkpoint", note)  # the store failed (last turn's end, or now)
             stop_hook_active = False
             while True:
                 reply = yield from self._ask(cancel, steps + 1)

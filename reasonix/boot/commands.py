@@ -260,13 +260,18 @@ class RuntimeCommandHost:
         """The recorded turns of this session, newest first, and "undo" after a rewind."""
         import time
 
+        from reasonix.agent.rewind import turn_files
+
         store = self._store()
         out = []
         for t in reversed(store.turns(self.rt.session.id)):
-            files = (
-                store.changed(t.before, t.after) if t.before not in ("", "-") and t.after else []
-            )
             when = time.strftime("%H:%M", time.localtime(t.time))
+            try:  # one unreadable checkpoint leaves the other turns listed
+                files = turn_files(store, t)
+            except SessionError:
+                out.append(PickerItem(f"before turn {t.number}: {t.title}", str(t.number),
+                                      f"{when} · checkpoint unavailable"))  # fmt: skip
+                continue
             note = (
                 f"{when} · {len(files)} file(s) changed" if files else f"{when} · no file changes"
             )

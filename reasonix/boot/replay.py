@@ -18,7 +18,7 @@ from pathlib import Path
 from reasonix.agent.checkpoints import CheckpointStore
 from reasonix.agent.events import ApprovalRequested, Error, StepStart, ToolEnd
 from reasonix.agent.replay import Divergence, Recording, ReplayProvider, compare_results
-from reasonix.agent.rewind import RewindResult, agent_files, write_back
+from reasonix.agent.rewind import RewindResult, agent_files, put_back
 from reasonix.agent.session import read_records
 from reasonix.cancel import Cancel
 from reasonix.config.paths import sessions_dir
@@ -66,9 +66,9 @@ def _scratch(workspace: Path, session: str, report: ReplayReport) -> tuple[Path,
         report.notes.append("no checkpoint for this session: replaying against the files as now")
         return root, scratch
     now, _ = store.snapshot("before replay")
-    put_back = RewindResult()
-    for path in agent_files(store, turns, now):
-        write_back(store, scratch, path, first, put_back)
+    restored = RewindResult()
+    put_back(store, scratch, agent_files(store, turns, now), first, restored)
+    report.notes += restored.warnings  # a path that could not be put back, by name
     return root, scratch
 
 

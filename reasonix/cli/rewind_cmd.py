@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 from pathlib import Path
 
 from reasonix.agent.checkpoints import CheckpointStore
 from reasonix.cli.safe_text import printable
-from reasonix.errors import UsageError
+from reasonix.errors import SessionError, UsageError
 
 __all__ = ["configure", "execute"]
 
@@ -72,14 +73,27 @@ def execute(args: argparse.Namespace) -> int:
 
 
 def _list(store: CheckpointStore, path: Path, as_json: bool) -> int:
+    """The turns, each with the files it changed; a turn whose checkpoint cannot be read
+    is listed as unavailable, and the others still are."""
+    from reasonix.agent.rewind import turn_files
+
     turns = store.turns(path.stem)
-    changed = {
-        t.number: store.changed(t.before, t.after) if t.before not in ("", "-") and t.after else []
-        for t in turns
-    }
+    changed: dict[int, list[str]] = {}
+    broken: dict[int, str] = {}
+    for t in turns:
+        try:
+            changed[t.number] = turn_files(store, t)
+        except SessionError as exc:
+            changed[t.number], broken[t.number] = [], str(exc)
     if as_json:
-        rows = [{"turn": t.number, "time": t.time, "title": t.title, "files": changed[t.number],
-                 "too_big": t.too_big} for t in turns]  # fmt: skip
+        rows = []
+        for t in turns:
+            row = {"turn": t.number, "time": t.time, "title": t.title,
+                   "files": changed[t.number], "too_big": t.too_big,
+                   "available": t.number not in broken}  # fmt: skip
+            if t.number in broken:
+                row["error"] = broken[t.number]
+            rows.append(row)
         print(json.dumps({"session": path.stem, "turns": rows}, ensure_ascii=False))
         return 0
     if not turns:
@@ -90,6 +104,10 @@ def _list(store: CheckpointStore, path: Path, as_json: bool) -> int:
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(t.time))
         files = changed[t.number]
         what = f"{len(files)} file(s) changed" if files else "no file changes"
-        line = f"  {t.number:>3}  {when}  {what:<20}  {t.title}"
+        if t.number in broken:
+            what = "checkpoint unavailable"
+        line = f"  {t.number:>3}  {when}  {what:<22}  {t.title}"
         print(printable(line, keep_newlines=False))
+    for number, why in broken.items():
+        print(printable(f"turn {number}: {why}", keep_newlines=False), file=sys.stderr)
     return 0

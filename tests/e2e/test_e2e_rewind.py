@@ -99,3 +99,35 @@ def test_rewind_warns_about_outside_changes_and_refuses_unknown_turns(
     assert (ws / "x.txt").read_text() == "original\n"
     bad = _rx(pyz, ws, env, "rewind", "--to", "9")
     assert bad.returncode == 2 and "no turn 9" in bad.stderr
+
+
+@pytest.mark.e2e
+def test_rewind_puts_back_symlinks_and_changed_types(pyz: Path, tmp_path: Path) -> None:
+    ws = tmp_path / "repo"
+    env = clean_env(tmp_path, source_tree=False)
+    change = "rm link && printf 'now a file\\n' > link && rm -r d && ln -s real d"
+    bash = json.dumps({"command": change})
+    with FakeServer("openai", [Turn.tools([ToolSpec("bash", bash)]),
+                               Turn.text_only("done")]) as srv:  # fmt: skip
+        write_project(ws, srv.url)
+        (ws / "reasonix.toml").write_text((ws / "reasonix.toml").read_text()
+                                          + '[sandbox]\nbash = "off"\n')  # fmt: skip
+        (ws / "real").mkdir()
+        (ws / "real" / "inner.txt").write_text("inner\n")
+        (ws / "target.txt").write_text("target\n")
+        os.symlink("target.txt", ws / "link")
+        (ws / "d").mkdir()
+        (ws / "d" / "x.txt").write_text("x\n")
+        done = _rx(pyz, ws, env, "run", "--yolo", "change the types")
+        assert done.returncode == 0, done.stderr
+    assert (ws / "d").is_symlink() and not (ws / "link").is_symlink()
+    back = _rx(pyz, ws, env, "rewind", "--to", "1", "--code-only", "--json")
+    assert back.returncode == 0, back.stderr
+    assert json.loads(back.stdout)["warnings"] == []
+    assert os.readlink(ws / "link") == "target.txt"
+    assert not (ws / "d").is_symlink() and (ws / "d" / "x.txt").read_text() == "x\n"
+    assert sorted(os.listdir(ws / "real")) == ["inner.txt"]  # nothing written through d
+    assert not [p for p in ws.rglob("*") if ".rewind-" in p.name]
+    undone = _rx(pyz, ws, env, "rewind", "--undo", "--json")
+    assert undone.returncode == 0, undone.stderr
+    assert os.readlink(ws / "d") == "real" and (ws / "link").read_text() == "now a file\n"
