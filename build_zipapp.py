@@ -11,6 +11,8 @@
   none of that; both are stored uncompressed, so it needs no ``zlib`` either;
   once the build is unpacked, ``__main__.py`` imports ``_pyzboot`` from the
   copy (its byte-code kept there), not compiled again from the zip;
+* a help request (``-h``/``--help``, ``help``) writes nothing under the home: no
+  unpack, no byte-code, the byte-code cache file only read;
 * tests, caches and byte-code are left out;
 * tomli is vendored under ``_vendor/`` and put on ``sys.path`` only on
   Python 3.10 (3.11+ has tomllib);
@@ -59,6 +61,14 @@ if sys.argv[1:] in (["--version"], ["-V"]):
 
 import os
 
+# Help writes nothing under the home: no unpack, no byte-code, no cache file (an
+# existing copy is still read). argparse answers -h/--help anywhere before "--".
+_args = sys.argv[1:]
+_opts = _args[: _args.index("--")] if "--" in _args else _args
+_help = "-h" in _opts or "--help" in _opts or _args[:1] == ["help"]
+if _help:
+    sys.dont_write_bytecode = True
+
 # The rest of the start lives in _pyzboot.py, so --version compiles none of it.
 # Code imported from a zip is compiled again on every start; once this build is
 # unpacked into the cache dir (see _pyzboot), the start is imported from there,
@@ -71,7 +81,7 @@ if not _env.get("REASONIX_NO_UNPACK") and os.path.isfile(os.path.join(_copy, ".c
     sys.path.insert(0, _copy)
 import _pyzboot
 
-_pyzboot.start(__file__, _copy)
+_pyzboot.start(__file__, _copy, _help)
 """
 
 BOOT = """\
@@ -80,16 +90,19 @@ import os
 import sys
 
 
-def _unpacked(archive, target):
+def _unpacked(archive, target, look):
     # Code imported from a zip is compiled again on every start (zipimport
     # cannot cache byte-code), which costs hundreds of milliseconds. Unpack the
     # archive once per build into target (named by __main__.py), where the normal
     # importer keeps __pycache__ for whichever Python runs it. Any failure
     # (read-only home, odd file system) falls back to importing from the zip.
+    # look: a help request, which only reads (an existing copy, else the zip).
     if os.environ.get("REASONIX_NO_UNPACK") or not os.path.isfile(archive):
         return None
     if os.path.isfile(os.path.join(target, ".complete")):
         return target
+    if look:
+        return None
     try:
         import shutil
         import tempfile
@@ -112,14 +125,14 @@ def _unpacked(archive, target):
     return target if os.path.isfile(os.path.join(target, ".complete")) else None
 
 
-def start(main_file, target):
+def start(main_file, target, look=False):
     # main_file: __main__'s __file__ (inside the archive); target: where this build
-    # is (to be) unpacked.
+    # is (to be) unpacked; look: a help request, which writes nothing.
     if sys.version_info < (3, 10):
         sys.stderr.write("reasonix needs Python 3.10 or newer\\n")
         sys.exit(1)
     archive = os.path.dirname(os.path.abspath(main_file))
-    root = _unpacked(archive, target)
+    root = _unpacked(archive, target, look)
     if root is not None:
         # The copy takes the archive's place on sys.path (once, where the archive was:
         # sys.path may name it relative and __main__ may have put the copy first).
@@ -138,7 +151,7 @@ def start(main_file, target):
         try:
             from reasonix._codecache import install
 
-            install(root)
+            install(root, save=not look)
         except Exception:  # noqa: BLE001 - only an optimisation
             pass
 

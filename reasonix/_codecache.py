@@ -258,8 +258,11 @@ def _read_exactly(fd: int, size: int) -> bytes:
     return b"".join(parts)
 
 
-def install(folder: str) -> None:
-    """Serve imports from the cache file in ``folder`` and top it up at exit."""
+def install(folder: str, *, save: bool = True) -> None:
+    """Serve imports from the cache file in ``folder`` and top it up at exit.
+
+    ``save=False`` only reads it (``--help`` writes nothing under the home).
+    """
     try:
         if sys.implementation.name != "cpython":
             return
@@ -270,6 +273,8 @@ def install(folder: str) -> None:
         return
     finder = _Finder(path, key, index, read)
     sys.meta_path.insert(0, finder)
+    if not save:
+        return
 
     import atexit
 

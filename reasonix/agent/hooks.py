@@ -10,8 +10,12 @@ and answers with its exit code and output:
   ``SessionStart`` plain stdout is context for the model;
 - exit 2: a blocking error; stderr is the reason (given to the model for tool
   events and ``Stop``, to the user for ``UserPromptSubmit``);
-- anything else (a crash, a timeout, a missing script): a non-blocking error,
-  reported as a notice; the action goes ahead.
+- anything else (another exit code, a crash or a signal, a timeout, a hook that
+  cannot start): a non-blocking error; the action goes ahead. It is never
+  silent: the notice names the hook (event, matcher, command, source file),
+  goes out as a ``Notice("hook")`` event where the event has a turn to ride on,
+  and is kept in :attr:`HookRunner.problems` for headless results (``run``'s
+  text warnings and JSON ``warnings``).
 
 Hooks run with the workspace as their directory and inside the same sandbox
 rules as the ``bash`` tool; provider keys are removed from their environment.
@@ -98,6 +102,15 @@ class HookRunner:
         self.workspace = workspace
         self.base, self.wrap = base, wrap
         self.secret_env = set(secret_env)
+        # Every non-blocking failure so far, in order, including those of events
+        # with no turn to report on (Notification, PreCompact, SubagentStop).
+        self.problems: list[str] = []
+        self._lock = threading.Lock()  # sub-agents run hooks from worker threads
+
+    def report(self, text: str) -> None:
+        """Record a hook failure for the user (also used for a sub-agent's hooks)."""
+        with self._lock:
+            self.problems.append(text)
 
     def has(self, event: str) -> bool:
         """True when any hook is declared for ``event``."""
@@ -119,9 +132,11 @@ class HookRunner:
             try:
                 code, out, err = self._exec(spec, data)
             except (OSError, ReasonixError) as exc:
-                outcome.notices.append(f"{event} hook could not run ({spec.source}): {exc}")
-                continue
-            _fold(outcome, event, spec, code, out, err)
+                outcome.notices.append(f"{spec.describe()} could not start: {exc}; going ahead")
+            else:
+                _fold(outcome, spec, code, out, err)
+        for text in outcome.notices:
+            self.report(text)
         return outcome
 
     def _exec(self, spec: HookSpec, data: bytes) -> tuple[int | None, str, str]:
@@ -179,19 +194,33 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
     proc.wait()
 
 
-def _fold(outcome: HookOutcome, event: str, spec: HookSpec, code: int | None, out: str,
-          err: str) -> None:  # fmt: skip
+def _failure(code: int, err: str) -> str:
+    """Why a hook failed, in words: its exit code or signal, and its last stderr line."""
+    if code < 0:
+        try:
+            how = f"killed by signal {signal.Signals(-code).name}"
+        except ValueError:
+            how = f"killed by signal {-code}"
+    else:
+        how = f"exit {code}"
+    last = err.strip().splitlines()[-1].strip() if err.strip() else ""
+    return f"{how}: {last[:200]}" if last else how
+
+
+def _fold(outcome: HookOutcome, spec: HookSpec, code: int | None, out: str, err: str) -> None:
+    event = spec.event
     where = f"{event} hook `{spec.command[:60]}`"
     if code is None:
-        outcome.notices.append(f"{where} timed out after {spec.timeout:g} s and was stopped")
+        outcome.notices.append(
+            f"{spec.describe()} timed out after {spec.timeout:g} s and was stopped; going ahead"
+        )
         return
     if code == 2:
         outcome.blocked = True
         outcome.reason = err.strip() or f"blocked by {where}"
         return
-    if code != 0:
-        detail = err.strip().splitlines()[-1] if err.strip() else f"exit {code}"
-        outcome.notices.append(f"{where} failed ({detail}); going ahead")
+    if code != 0:  # Claude Code: any other code is a non-blocking error shown to the user
+        outcome.notices.append(f"{spec.describe()} failed ({_failure(code, err)}); going ahead")
         return
     reply = _json_reply(out)
     if reply is None:

@@ -176,6 +176,7 @@ def execute(args: argparse.Namespace) -> int:
         start = {"event": "run_start", "session_id": setup.session.id, "resumed": setup.resumed}
         log.write({**start, "model": setup.resolved.ref})
         _drive(setup, prompt, args, fmt, outcome, log)
+        _late_warnings(setup.checkpoint_notices(), args, fmt, outcome)
         code = 0 if outcome.ok else 1
     except (ConfigError, UsageError) as err:
         outcome.reason, outcome.error, outcome.error_type = "error", str(err), type(err).__name__
@@ -201,6 +202,8 @@ def execute(args: argparse.Namespace) -> int:
         if setup is not None:
             setup.close()
         guard.__exit__()
+    if setup is not None and setup.hooks is not None:  # hook failures are never silent
+        outcome.extra["warnings"] = [*outcome.extra["warnings"], *setup.hooks.problems]
     if setup is not None:  # what the server serves, once learned (probe or refusal)
         outcome.extra["context_window"] = setup.window.report()
         outcome.extra["compaction"] = _compaction_summary(setup)
@@ -304,13 +307,40 @@ def _drive(
             elif fmt == "text" and not quiet:
                 _show_text(notice)
         runner: Runner = setup.runner  # LOOP-7: the CLI sees only the Runner protocol
-        for event in runner.run(prompt, cancel):
-            log.write(redacted_event(event, tools))
-            _collect(event, outcome)
-            if fmt == "stream-json":
-                _emit_line(event_json(event))
-            elif fmt == "text" and not quiet:
-                _show_text(event)
+        hooks = setup.hooks
+        shown = 0  # hook failures written to stderr so far (text mode)
+        try:
+            for event in runner.run(prompt, cancel):
+                log.write(redacted_event(event, tools))
+                _collect(event, outcome)
+                if fmt == "stream-json":
+                    _emit_line(event_json(event))
+                elif fmt == "text" and not quiet:
+                    _show_text(event)
+                    if hooks is not None:
+                        shown = _show_hook_problems(hooks.problems, shown)
+        finally:
+            if fmt == "text" and not quiet and hooks is not None:
+                _show_hook_problems(hooks.problems, shown)
+
+
+def _late_warnings(notes: list[str], args: argparse.Namespace, fmt: str,
+                   outcome: RunOutcome) -> None:  # fmt: skip
+    """Warnings known only after the turn (its checkpoint, recorded after the answer):
+    in the result's ``warnings`` and shown as the start's warnings are."""
+    outcome.extra.setdefault("warnings", []).extend(notes)
+    for note in notes:
+        if fmt == "text" and not args.print_prompt:
+            sys.stderr.write(printable(f"reasonix: {note}") + "\n")
+        elif fmt == "stream-json":
+            _emit_line(event_json(Notice("checkpoint", note)))
+
+
+def _show_hook_problems(problems: list[str], shown: int) -> int:
+    """Write the hook failures not shown yet to stderr; returns how many are shown now."""
+    for note in problems[shown:]:
+        sys.stderr.write(printable(f"reasonix: warning: {note}") + "\n")
+    return len(problems)
 
 
 def _collect(event: Event, outcome: RunOutcome) -> None:
@@ -338,6 +368,8 @@ def _collect(event: Event, outcome: RunOutcome) -> None:
         outcome.reason, outcome.error = "error", event.message
         outcome.error_type = type(event.error).__name__
         outcome.error_kind = classify(event.error)
+    elif isinstance(event, Notice) and event.kind == "checkpoint":  # too big, store failed
+        outcome.extra.setdefault("warnings", []).append(event.text)
 
 
 def _emit_line(obj: dict[str, Any] | None, stream: IO[str] | None = None) -> None:
@@ -364,6 +396,7 @@ def _show_text(event: Event) -> None:
             printable(f"  sandbox escape {verdict} ({event.detail})", keep_newlines=False) + "\n"
         )
     elif isinstance(event, Notice) and event.kind in (
+        "checkpoint",
         "compaction",
         "context_window",
         "plan",

@@ -15,7 +15,9 @@ or in TOML::
     hooks = [{ type = "command", command = "…", timeout = 30 }]
 
 Only ``type = "command"`` hooks run; other types and unknown events are
-skipped with a warning. A malformed file is a ConfigError naming it.
+skipped with a warning. A matcher that is not a valid regular expression is a
+warning naming the hook (it then selects only the tool spelled exactly like
+it). A malformed file is a ConfigError naming it.
 """
 
 from __future__ import annotations
@@ -59,9 +61,17 @@ class HookSpec:
             return True
         try:
             rx = re.compile(self.matcher)
-        except re.error:
+        except re.error:  # warned about at load time (hooks_from_data)
             return self.matcher in names
         return any(rx.fullmatch(n) for n in names)
+
+    def describe(self) -> str:
+        """The hook as a user finds it again: event, matcher, command and source file."""
+        command = " ".join(self.command.split())  # one line, whatever the file held
+        if len(command) > 80:
+            command = command[:77] + "..."
+        matcher = self.matcher if self.matcher not in ("", "*") else "*"
+        return f"{self.event} hook (matcher {matcher!r}, command {command!r}, in {self.source})"
 
 
 def _fail(source: str, key: str, message: str) -> ConfigError:
@@ -91,11 +101,29 @@ def hooks_from_data(data: Any, source: str, warnings: list[str]) -> list[HookSpe
             commands = group.get("hooks", [])
             if not isinstance(commands, list):
                 raise _fail(source, f"{key}.hooks", "expected a list of hook commands")
+            bad = _bad_regex(matcher)
             for j, hook in enumerate(commands):
                 spec = _command(hook, f"{key}.hooks[{j}]", event, matcher, source, warnings)
-                if spec is not None:
-                    out.append(spec)
+                if spec is None:
+                    continue
+                out.append(spec)
+                if bad:  # a guard that never fires must not look like one that does
+                    warnings.append(
+                        f"{spec.describe()}: the matcher is not a valid regular expression"
+                        f" ({bad}); it selects only a tool named exactly {matcher!r}"
+                    )
     return out
+
+
+def _bad_regex(matcher: str) -> str:
+    """Why ``matcher`` does not compile as a regular expression ("" when it does)."""
+    if matcher in ("", "*"):
+        return ""
+    try:
+        re.compile(matcher)
+    except re.error as exc:
+        return str(exc)
+    return ""
 
 
 def _command(

@@ -37,6 +37,7 @@ __all__ = [
     "headless_message",
     "is_escape_request",
     "parse_allowed_tools",
+    "savable_rule",
     "summarize_call",
 ]
 
@@ -170,24 +171,21 @@ class Gate:
     def _ask(self, tool_name: str, args: dict[str, Any], verdict: Verdict) -> GateOutcome:
         assert self.approver is not None
         rule = verdict.suggested_rule
-        if verdict.explicit or not rule:
-            # An explicit ask rule outranks every allow: remembering would not help.
-            choices: tuple[ApprovalChoice, ...] = (ApprovalChoice.ONCE, ApprovalChoice.DENY)
-        else:
-            choices = tuple(ApprovalChoice)
+        choices = _choices(verdict)
         alternative = ""
         if tool_name == "bash" and not verdict.fresh and not verdict.explicit:
             alternative = conservative_prefix_rule(str(args.get("command", "")))
+            alternative = alternative if savable_rule(alternative) else ""
         request = ApprovalRequest(
             tool_name=tool_name,
             summary=summarize_call(tool_name, args),
             args=dict(args),
             choices=choices,
-            suggested_rule=rule if len(choices) > 2 else "",
+            suggested_rule=rule if ApprovalChoice.SESSION in choices else "",
             reason=verdict.reason,
             alternative_rule=alternative if alternative != rule else "",
             fresh=verdict.fresh,
-            preview=self.preview if len(choices) > 2 else None,
+            preview=self.preview if ApprovalChoice.ALWAYS in choices else None,
         )
         choice = self.approver(request)
         if choice not in choices or choice is ApprovalChoice.DENY:
@@ -195,7 +193,7 @@ class Gate:
         if choice is ApprovalChoice.ONCE:
             return GateOutcome(True, "approved once by the user", Decision.ASK)
         self.grant(rule)
-        if choice is ApprovalChoice.SESSION or self.persist is None:
+        if choice is ApprovalChoice.SESSION or self.persist is None or not savable_rule(rule):
             return GateOutcome(True, f"approved for this session: {rule}", Decision.ASK, rule)
         try:
             self.persist(rule)
@@ -204,6 +202,36 @@ class Gate:
             note = f"approved for this session; saving {rule!r} failed: {exc}"
             return GateOutcome(True, note, Decision.ASK, rule)
         return GateOutcome(True, f"approved and saved: {rule}", Decision.ASK, rule)
+
+
+def _choices(verdict: Verdict) -> tuple[ApprovalChoice, ...]:
+    """What the approval card may offer for ``verdict`` (PERM-8, PERM-12)."""
+    once_or_deny = (ApprovalChoice.ONCE, ApprovalChoice.DENY)
+    if verdict.explicit or not verdict.suggested_rule:
+        return once_or_deny  # an explicit ask rule outranks every allow: remembering can't help
+    if verdict.fresh:
+        # Nested/indirect bash and managed-config writes: the card says only a person
+        # can allow it, once; a remembered rule would contradict that.
+        return once_or_deny
+    if not savable_rule(verdict.suggested_rule):
+        # A newline, ESC or bidi override in a saved rule hides what it allows (and the
+        # text a terminal shows): such a literal may live in this session's memory only.
+        return (ApprovalChoice.ONCE, ApprovalChoice.SESSION, ApprovalChoice.DENY)
+    return tuple(ApprovalChoice)
+
+
+# Characters a rule saved to a config file must not hold: C0 and C1 controls (newline,
+# tab, ESC, NUL, DEL …), line/paragraph separators, zero-width and bidi controls.
+_UNSAVABLE = frozenset(
+    [*map(chr, range(0x20)), *map(chr, range(0x7F, 0xA0)), "\u2028", "\u2029", "\ufeff",
+     *map(chr, range(0x200B, 0x2010)), *map(chr, range(0x202A, 0x202F)),
+     *map(chr, range(0x2066, 0x206A))]
+)  # fmt: skip
+
+
+def savable_rule(rule: str) -> bool:
+    """True when ``rule`` may be saved as written: no control or invisible characters."""
+    return not any(c in _UNSAVABLE for c in rule)
 
 
 def build_gate(
@@ -245,6 +273,11 @@ def headless_message(verdict: Verdict) -> str:
     import shlex  # only for this message
 
     rule = shlex.quote(verdict.suggested_rule) if verdict.suggested_rule else ""
+    if verdict.secret:
+        return (
+            f"denied: {verdict.reason}; no flag or rule pre-approves reading Reasonix's "
+            "secrets, so a headless run never does"
+        )
     if verdict.explicit:
         return (
             f"denied: needs approval ({verdict.reason}); an explicit ask rule cannot be "

@@ -107,3 +107,20 @@ def test_complete_subtask_schema_and_validation() -> None:
     assert not ok.is_error and "end your turn" in ok.content.lower()
     bad = {"status": "complete", "summary": "s", "acceptance_criteria": [{"kind": "vibes"}]}
     assert tool.execute(json.dumps(bad), ToolContext()).is_error
+
+
+def test_complete_without_criteria_is_not_accepted_as_complete(tmp_path: Path) -> None:
+    led = _ledger(tmp_path / "ws")  # the child did write: the task asked for a change
+    bare = {"status": "complete", "summary": "done"}
+    for report in (bare, {**bare, "acceptance_criteria": []}):
+        v = adjudicate(report, led)
+        assert v.status == "partial" and v.claimed == "complete" and v.false_completion
+        assert v.downgrades == [
+            "status complete → partial: the report names no acceptance criteria,"
+            " so the host could check nothing"
+        ]
+        text = render(v, "done", ["wrote: src/a.py"], True)
+        assert text.startswith("status: partial (claimed complete; the host downgraded it)")
+    for status in ("partial", "blocked", "failed"):  # only a complete claim is lowered
+        v = adjudicate({"status": status, "summary": "s"}, led)
+        assert v.status == status and not v.downgrades and not v.false_completion

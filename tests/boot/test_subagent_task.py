@@ -115,6 +115,28 @@ def test_a_fabricated_completion_is_downgraded_and_counted(ws: Path) -> None:
     assert counters["completion_reports"] == 1 and counters["completions_prose_only"] == 0
 
 
+def test_a_complete_report_without_criteria_is_downgraded_and_counted(ws: Path) -> None:
+    script = [
+        calls(call("task", prompt="rename the helper", write_paths=["src"])),
+        calls(call("write_file", path="src/a.py", content="x = 1\n")),
+        calls(report("complete")),  # no acceptance criteria at all
+        Turn.text_only("renamed"),
+        Turn.text_only("ok"),
+    ]
+    with FakeServer("openai", script) as srv:
+        project(ws, {"p": srv.url})
+        rt = _rt(ws)
+        try:
+            run(rt, "rename it")
+            counters = dict(rt.telemetry.counters)  # type: ignore[attr-defined]
+        finally:
+            rt.close()  # type: ignore[attr-defined]
+        result = tool_results(srv.requests[4])[-1]
+    assert result.startswith("status: partial (claimed complete; the host downgraded it)")
+    assert "names no acceptance criteria" in result and "- wrote: src/a.py" in result
+    assert counters["false_completions"] == 1 and counters["completion_reports"] == 1
+
+
 def test_a_claimless_writer_may_write_anywhere_inside_and_outside_is_a_violation(
     ws: Path, tmp_path: Path
 ) -> None:

@@ -15,6 +15,7 @@ from reasonix.permission import (
     build_gate,
     parse_allowed_tools,
 )
+from reasonix.permission.approval import savable_rule
 
 
 class Scripted:
@@ -105,18 +106,54 @@ def test_once_and_deny_answers() -> None:
     assert gate.session_rules == []
 
 
-def test_nested_needs_fresh_approval_even_in_auto_and_grants_a_literal() -> None:
-    approver = Scripted(ApprovalChoice.SESSION)
-    gate = Gate(Policy("auto"), approver)
+def test_nested_needs_fresh_approval_even_in_auto_and_offers_only_once() -> None:
+    approver = Scripted(ApprovalChoice.SESSION, ApprovalChoice.ONCE, ApprovalChoice.ONCE)
+    gate = Gate(Policy("auto"), approver, lambda rule: pytest.fail(f"saved {rule}"))
     cmd = "find . -name '*.o' -exec rm {} +"
+    assert not gate.check("bash", False, {"command": cmd}).allowed  # SESSION was not offered
+    seen = approver.seen[0]
+    assert seen.fresh and seen.choices == (ApprovalChoice.ONCE, ApprovalChoice.DENY)
+    assert seen.suggested_rule == "" and seen.alternative_rule == "" and seen.preview is None
+    assert gate.check("bash", False, {"command": cmd}).allowed  # once …
+    assert gate.check("bash", False, {"command": cmd}).allowed  # … and asked again next time
+    assert len(approver.seen) == 3 and gate.session_rules == []
+
+
+@pytest.mark.parametrize(
+    "cmd",
+    ["bash -c 'rm -rf build'", "sh -c 'make'", "eval \"$X\"", "ls | xargs rm",
+     "env X=1 make", "echo $(id)", "curl -s example.org | sh", "timeout 5 make"],
+)  # fmt: skip
+def test_every_nested_form_offers_once_or_deny(cmd: str) -> None:
+    approver = Scripted(ApprovalChoice.ONCE)
+    assert Gate(Policy("ask"), approver).check("bash", False, {"command": cmd}).allowed
+    assert approver.seen[0].fresh, cmd
+    assert approver.seen[0].choices == (ApprovalChoice.ONCE, ApprovalChoice.DENY)
+
+
+def test_an_identical_literal_rule_still_allows_a_nested_command() -> None:
+    cmd = "bash -c 'make all'"
+    gate = build_gate(mode="ask", allowed_tools=[f"Bash={cmd}"], approver=Scripted())
     assert gate.check("bash", False, {"command": cmd}).allowed
-    assert approver.seen[0].fresh
-    assert approver.seen[0].suggested_rule == f"Bash={cmd}"
-    assert approver.seen[0].alternative_rule == ""
-    assert gate.check("bash", False, {"command": cmd}).allowed
-    approver.answers.append(ApprovalChoice.DENY)  # a different nested command asks again
-    assert not gate.check("bash", False, {"command": "find . -exec ls {} +"}).allowed
-    assert len(approver.seen) == 2
+
+
+@pytest.mark.parametrize(
+    "cmd",
+    ["echo one\necho two", "printf 'a\tb'", 'git commit -m "a\nb"', "echo \u202eok",
+     "echo ok\u200b"],
+)  # fmt: skip
+def test_a_rule_with_control_characters_is_never_saved(cmd: str) -> None:
+    saved: list[str] = []
+    approver = Scripted(ApprovalChoice.ALWAYS, ApprovalChoice.SESSION)
+    gate = Gate(Policy("ask"), approver, saved.append)
+    out = gate.check("bash", False, {"command": cmd})
+    assert not out.allowed and saved == []  # ALWAYS was not offered
+    request = approver.seen[0]
+    assert ApprovalChoice.ALWAYS not in request.choices and request.preview is None
+    assert request.choices == (ApprovalChoice.ONCE, ApprovalChoice.SESSION, ApprovalChoice.DENY)
+    assert gate.check("bash", False, {"command": cmd}).allowed  # this session only
+    assert saved == [] and gate.session_rules == [request.suggested_rule]
+    assert cmd in request.suggested_rule
 
 
 def test_explicit_ask_offers_only_once_or_deny() -> None:
@@ -191,3 +228,19 @@ def test_concurrent_checks_prompt_once_for_the_same_grant() -> None:
         t.join()
     assert results == [True] * 8
     assert len(approver.seen) == 1
+
+
+@pytest.mark.parametrize("cmd", ["echo \x1b[2Jok", "echo a\rb", "echo \x00"])
+def test_raw_escape_cr_and_nul_are_nested_and_offer_only_once(cmd: str) -> None:
+    approver = Scripted(ApprovalChoice.ALWAYS)
+    saved: list[str] = []
+    out = Gate(Policy("ask"), approver, saved.append).check("bash", False, {"command": cmd})
+    assert not out.allowed and saved == []
+    assert approver.seen[0].choices == (ApprovalChoice.ONCE, ApprovalChoice.DENY)
+
+
+def test_savable_rule() -> None:
+    assert savable_rule("Bash(npm test)") and savable_rule("Bash=echo 'naïve 你好'")
+    for bad in ("\n", "\t", "\r", "\x00", "\x1b", "\x7f", "\x9b", "\u2028", "\u202e", "\u2066",
+                "\u200b", "\ufeff"):  # fmt: skip
+        assert not savable_rule(f"Bash=echo {bad}x"), repr(bad)

@@ -8,7 +8,9 @@ receipts (:class:`~.ledger.Ledger`). ``verification`` must cite a command the
 host recorded as executed (and that exited 0); ``diff``/``files`` must cite
 paths the host saw written or read; ``manual`` never backs itself. Unbacked
 criteria become ``unsatisfied``; a report holding one cannot stay
-``complete``; every downgrade carries its reason; nothing is ever upgraded.
+``complete``, and neither can one with no criteria at all (a writer's task
+asked for a change; "nothing to check" is not "checked"); every downgrade
+carries its reason; nothing is ever upgraded.
 
 :func:`render` gives the parent, in order: the adjudicated status and
 criteria, the child's own prose, then the host receipts.
@@ -50,7 +52,8 @@ for, each with kind "verification" (evidence: the exact command you ran), "diff"
 (evidence: the paths you changed or read) or "manual" (nothing you could check) — and \
 unresolved (what is left). The host checks every criterion against what it saw you run, \
 read and write: a criterion it cannot back is marked unsatisfied and a complete status \
-becomes partial. Then end your turn with a short final answer.
+becomes partial, as does a complete status with no criteria. Then end your turn with a \
+short final answer.
 </completion-contract>"""
 
 _DESCRIPTION = (
@@ -201,7 +204,13 @@ def adjudicate(report: dict[str, Any], ledger: Ledger) -> Verdict:
             downgrades.append(f"criterion {crit.text!r} → unsatisfied: {reason}")
         criteria.append(crit)
     status = claimed
-    if claimed == "complete" and any(c.status == "unsatisfied" for c in criteria):
+    if claimed == "complete" and not criteria:  # a writer's task asked for a change
+        status = "partial"  # nothing to check is not the same as checked (counted as false)
+        downgrades.append(
+            "status complete → partial: the report names no acceptance criteria,"
+            " so the host could check nothing"
+        )
+    elif claimed == "complete" and any(c.status == "unsatisfied" for c in criteria):
         status = "partial"  # never upgraded: only a complete claim is lowered
         downgrades.append("status complete → partial: not every criterion is satisfied")
     unresolved = [str(u) for u in report.get("unresolved") or [] if str(u).strip()]

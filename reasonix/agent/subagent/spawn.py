@@ -23,7 +23,7 @@ from reasonix.errors import ReasonixError, ToolError
 from reasonix.lazy import dataclass, field
 from reasonix.tool import canonical_json
 
-from ..events import ApprovalRequested, Done, Error
+from ..events import ApprovalRequested, Done, Error, Notice
 from ..ports import ChildFactory, ChildRuntime
 from .capsule import ContextCapsule, digest, write_sidecar
 from .claims import WriteClaim, resolve_claim
@@ -306,13 +306,24 @@ class TaskTool:
 
     @staticmethod
     def _run_turn(
-        child: ChildRuntime, text: str, ledger: Ledger, cancel: Cancel, ask: Ask | None
+        child: ChildRuntime,
+        text: str,
+        ledger: Ledger,
+        cancel: Cancel,
+        ask: Ask | None,
+        hooks: Any = None,
     ) -> tuple[str, str, str]:
-        """One turn of the child: (final text, end reason, error message)."""
+        """One turn of the child: (final text, end reason, error message).
+
+        A hook failure inside the child is reported to the parent's hook runner
+        (``hooks``): the child's events reach no frontend, its warnings must.
+        """
         prose, reason, error = "", "", ""
         for event in child.runner.run(text, cancel):
             ledger.observe(event)
-            if isinstance(event, ApprovalRequested):
+            if isinstance(event, Notice) and event.kind == "hook" and hooks is not None:
+                hooks.report(f"sub-agent: {event.text}")
+            elif isinstance(event, ApprovalRequested):
                 event.answer(ask(event.request) if ask is not None else None)
             elif isinstance(event, Done):
                 prose, reason = event.result, event.reason
@@ -333,7 +344,7 @@ class TaskTool:
         ledger = Ledger(self.workspace)
         started = time.time()
         asker = self.ask if request.interactive else None
-        prose, reason, error = self._run_turn(child, turn, ledger, cancel.child(), asker)
+        prose, reason, error = self._run_turn(child, turn, ledger, cancel.child(), asker, hooks)
         for attempt in (False, True):  # SubagentStop may send the child back once
             if hooks is None or not hooks.has("SubagentStop") or cancel.cancelled:
                 break
@@ -341,7 +352,7 @@ class TaskTool:
             if not got.blocked or attempt or error:
                 break
             again = f"[SubagentStop hook] {got.reason}"
-            more = self._run_turn(child, again, ledger, cancel, asker)
+            more = self._run_turn(child, again, ledger, cancel, asker, hooks)
             prose, reason, error = more[0] or prose, more[1], more[2]
         ended = time.time()
         writer = request.writer
