@@ -17,15 +17,24 @@ if str(TESTS_DIR) not in sys.path:
 
 @pytest.fixture(autouse=True)
 def _isolated_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    """Point REASONIX_HOME/STATE at fresh dirs so no test reads the real user config."""
+    """Point REASONIX_HOME/STATE at fresh dirs so no test reads the real user config.
+
+    A test's workspace is one the test wrote itself, so it is trusted
+    (``REASONIX_TRUST_WORKSPACE=1``, inherited by the .pyz the e2e tests start);
+    the trust tests take that away with the ``untrusted`` fixture.
+    """
     saved = {
         k: os.environ.get(k)
-        for k in ("REASONIX_HOME", "REASONIX_STATE_HOME", "REASONIX_CACHE_HOME")
-    }
+        for k in (
+            "REASONIX_HOME", "REASONIX_STATE_HOME", "REASONIX_CACHE_HOME",
+            "REASONIX_TRUST_WORKSPACE",
+        )
+    }  # fmt: skip
     home = tmp_path_factory.mktemp("rxhome")
     os.environ["REASONIX_HOME"] = str(home)
     os.environ.pop("REASONIX_STATE_HOME", None)
     os.environ.pop("REASONIX_CACHE_HOME", None)
+    os.environ["REASONIX_TRUST_WORKSPACE"] = "1"
     try:
         yield
     finally:
@@ -34,6 +43,12 @@ def _isolated_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
                 os.environ.pop(k, None)
             else:
                 os.environ[k] = v
+
+
+@pytest.fixture
+def untrusted() -> None:
+    """No trust from the environment: the workspace is trusted only as a user would trust it."""
+    os.environ.pop("REASONIX_TRUST_WORKSPACE", None)  # _isolated_home restores it
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -113,6 +113,8 @@ class AcpSession:
         )
         self._turn = threading.Lock()
         self.prompt_request: Any = None  # JSON-RPC id of the running session/prompt
+        self.options: RuntimeOptions | None = None  # what built ``rt`` (a trust rebuild reuses it)
+        self._trust_asked = False
 
     @classmethod
     def open(
@@ -145,6 +147,7 @@ class AcpSession:
         except BaseException:
             rt.close()
             raise
+        session.options = options
         board.set_sender(session.send)
         return session
 
@@ -181,6 +184,7 @@ class AcpSession:
         try:
             self.link.cancel = cancel = Cancel()
             self.prompt_request = request_id
+            self._settle_trust(cancel)
             mcp = self.rt.mcp
             reader = (lambda s, u: str(mcp.read_resource(s, u, cancel))) if mcp else None
             text, notices = prompt_text(blocks, self.rt.tool_ctx, reader)
@@ -192,6 +196,31 @@ class AcpSession:
         finally:
             self.prompt_request = None
             self._turn.release()
+
+    def _settle_trust(self, cancel: Cancel) -> None:
+        """The workspace trust question (acp/trust.py), once, on the first prompt.
+
+        A yes rebuilds the runtime on the same transcript with the workspace trusted,
+        so its hooks, servers, providers and rules apply from this prompt on.
+        """
+        state = self.rt.config.trust
+        if self._trust_asked or state.trusted or not state.items or self.options is None:
+            return
+        self._trust_asked = True
+        from reasonix.lazy import replace
+
+        from .trust import ask_trust
+
+        workspace = Path(self.rt.workspace)
+        if not ask_trust(self.conn.request, self.id, workspace, state.items, cancel):
+            return
+        options = replace(self.options, resume=str(self.rt.session.path), trust=True)
+        self.rt.close()
+        self.rt = build_runtime(options)
+        self.options = options
+        self.commands = load_registry(
+            self.rt, lambda text: self.send(chunk("agent_message_chunk", text + "\n"))
+        )
 
     def _relay(self) -> TurnRelay:
         return TurnRelay(self.rt, self.id, self.send, self.conn.request, self.link.board)

@@ -64,6 +64,9 @@ class RuntimeOptions:
     approve_plan: bool = False
     # extra config overrides as dotted keys (flag precedence), for frontends that set more
     overrides: dict[str, Any] = field(default_factory=dict)
+    # the workspace's trust for this run: True (``--trust``, a yes just given), False
+    # (declined), None (the environment, then the user's store; config/trust.py)
+    trust: bool | None = None
     # a ready Provider instead of the configured one (``reasonix replay`` serves a recording);
     # no API key is needed then
     provider: Any = None

@@ -113,7 +113,8 @@ def window_for(resolved: ResolvedModel, provider: Any) -> ContextWindow:
     or network (or ``probe_window = true``); the first request waits for it
     at most a second, and a silent or absent endpoint changes nothing.
     """
-    from reasonix.provider.probe import probe_window, should_probe
+    from reasonix.config.trust_rules import origin
+    from reasonix.provider.probe import probe_window, should_probe, target_url
 
     p, model = resolved.provider, resolved.model
     window = ContextWindow(p.context_window_for(model))
@@ -122,6 +123,10 @@ def window_for(resolved: ResolvedModel, provider: Any) -> ContextWindow:
     headers: dict[str, str] = {}
     with contextlib.suppress(Exception):  # the key was required already; never fail here
         headers = dict(provider.headers())
+        if p.api_key and origin(target_url(p)) not in p.key_hosts:
+            # the key goes only where its owner (a preset, the user's file) sends it
+            for name in provider.auth_headers(p.api_key):
+                headers.pop(name, None)
     window.start_probe(
         lambda: probe_window(p, model, headers=headers),
         reprobe=lambda: probe_window(p, model, headers=headers, only_ollama_ps=True),

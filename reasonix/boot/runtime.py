@@ -365,7 +365,9 @@ class Runtime:
         if stamp != self._config_stamp:
             self._config_stamp = stamp
             try:
-                names = {s.name for s in config_mod.load(self.workspace).mcp_servers if s.enabled}
+                trusted = self.config.trust.trusted
+                loaded = config_mod.load(self.workspace, trust=trusted)
+                names = {s.name for s in loaded.mcp_servers if s.enabled}
             except ReasonixError:
                 names = self._mcp_names
             if names != self._mcp_names:
@@ -389,6 +391,13 @@ class Runtime:
         self.gate.policy = policy
         return self.mode
 
+    def checkpoint_notices(self) -> list[str]:
+        """What the checkpoint store has to say once the last turn's end is recorded (it is
+        recorded after the answer: a damaged store found then). One-turn frontends ask
+        after their turn; the next turn of a chat starts with them anyway."""
+        recorder = self.tool_ctx.extra.get("checkpoints")
+        return recorder.settle() if recorder is not None else []
+
     def close(self) -> None:
         """Stop plugins and release the session lease (idempotent)."""
         for fn in reversed(self.closers):
@@ -409,7 +418,7 @@ def build_runtime(options: RuntimeOptions) -> Runtime:
     workspace = options.resolved_workspace()
     ablate = options.arms()
     options.check_routing()
-    cfg = config_mod.load(workspace, options.config_flags(workspace))
+    cfg = config_mod.load(workspace, options.config_flags(workspace), trust=options.trust)
     if options.mcp_servers:  # a frontend's own servers (an editor's mcpServers) win by name
         from reasonix.config.mcp import merge_servers
 

@@ -269,6 +269,7 @@ def child_factory(options: Callable[[], RuntimeOptions], mode: Callable[[], str]
             ablate=base.ablate,
             interactive=request.interactive,
             overrides=dict(base.overrides),
+            trust=base.trust,  # the parent's answer for this run (--trust, a yes just given)
             child=request,
         )
         return build_runtime(child)
@@ -321,7 +322,9 @@ def build_child_runtime(options: RuntimeOptions) -> Runtime:
     assert req is not None
     workspace = options.resolved_workspace()
     ablate = options.arms()
-    cfg = config_mod.load(workspace, options.config_flags(workspace), migrate=False)
+    cfg = config_mod.load(
+        workspace, options.config_flags(workspace), migrate=False, trust=options.trust
+    )
     resolved = cfg.default_resolved()
     provider = build_provider(resolved)
     registry = build_registry(cfg, ablate)
@@ -395,7 +398,7 @@ def cli_delegation(options: RuntimeOptions) -> tuple[TaskTool, Telemetry, Config
     from .permissions import tool_context
 
     workspace = options.resolved_workspace()
-    cfg = config_mod.load(workspace, options.config_flags(workspace))
+    cfg = config_mod.load(workspace, options.config_flags(workspace), trust=options.trust)
     resolved = cfg.default_resolved()
     skills = load_skills(workspace)
     telemetry = Telemetry()

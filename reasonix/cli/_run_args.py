@@ -291,6 +291,20 @@ SPEC: dict[str, object] = {
             "suppress": False,
         },
         {
+            "dest": "trust",
+            "options": [
+                "--trust",
+            ],
+            "kind": "store_true",
+            "nargs": 0,
+            "const": True,
+            "default": False,
+            "type": None,
+            "choices": None,
+            "group": None,
+            "suppress": False,
+        },
+        {
             "dest": "ablate",
             "options": [
                 "--ablate",

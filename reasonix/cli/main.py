@@ -20,6 +20,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "mcp": ("reasonix.cli.mcp_cmd", "list, add, remove and authorise MCP servers"),
     "memory": ("reasonix.cli.memory_cmd", "inspect and manage remembered facts"),
     "permission": ("reasonix.cli.permission_cmd", "debug: show the permission decision"),
+    "trust": ("reasonix.cli.trust_cmd", "trust this workspace (its hooks, MCP, rules) or revoke"),
     "setup": ("reasonix.cli.setup_cmd", "set up a model provider (wizard or --preset)"),
     "doctor": ("reasonix.cli.doctor_cmd", "check config, provider, sandbox, MCP servers"),
     "rewind": ("reasonix.cli.rewind_cmd", "list turns, restore files/conversation, undo"),

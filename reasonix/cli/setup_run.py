@@ -56,6 +56,8 @@ def add_run_flags(parser: argparse.ArgumentParser) -> None:
     add("--permission-mode", choices=PERMISSION_MODES, help="approval posture")
     add("--yolo", action="store_true", help="bypass permission prompts (bypassPermissions)")
     add("-y", "--auto", action="store_true", help="auto mode: approve what the policy allows")
+    add("--trust", action="store_true",
+        help="trust this workspace for this run (its hooks, MCP servers, rules)")  # fmt: skip
     add("--ablate", metavar="LIST", help="comma-separated experiment arms (recorded in --metrics)")
     add("--compact", action="store_true", help="compact the context before the turn")
     add("--mcp-debug", metavar="FILE", help="log MCP JSON-RPC traffic to FILE")
@@ -113,6 +115,7 @@ def options_from_args(args: argparse.Namespace, *, interactive: bool) -> Runtime
         plan=getattr(args, "plan_route", None),
         goal=getattr(args, "goal", None),
         approve_plan=bool(getattr(args, "approve_plan", False)),
+        trust=True if getattr(args, "trust", False) else None,
     )
 
 

@@ -12,8 +12,9 @@ if TYPE_CHECKING:
     from typing import Any
 
     from reasonix.config.model import Config, ProviderConfig
+    from reasonix.config.trust import WorkspaceTrust
 
-__all__ = ["load", "require_api_key"]
+__all__ = ["load", "require_api_key", "workspace_trust"]
 
 
 def load(
@@ -22,11 +23,12 @@ def load(
     *,
     migrate: bool = True,
     check_mcp_vars: bool = True,
+    trust: bool | None = None,
 ) -> Config:
     """Load the effective configuration; see :func:`reasonix.config.loader.load`."""
     from reasonix.config.loader import load as _load
 
-    return _load(cwd, flags, migrate=migrate, check_mcp_vars=check_mcp_vars)
+    return _load(cwd, flags, migrate=migrate, check_mcp_vars=check_mcp_vars, trust=trust)
 
 
 def require_api_key(provider: ProviderConfig) -> str:
@@ -34,3 +36,12 @@ def require_api_key(provider: ProviderConfig) -> str:
     from reasonix.config.loader import require_api_key as _require
 
     return _require(provider)
+
+
+def workspace_trust(cwd: Path, trust: bool | None = None) -> WorkspaceTrust:
+    """Whether ``cwd`` is trusted and what its files declare that needs trust.
+
+    Reads the configuration without changing any file (no migration) and without
+    requiring the MCP servers' variables, so a broken declaration can still be listed.
+    """
+    return load(cwd, migrate=False, check_mcp_vars=False, trust=trust).trust

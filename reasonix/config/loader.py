@@ -31,6 +31,8 @@ from reasonix.config.schema import (
     compact_ratio_error,
     normalize_permission_mode,
 )
+from reasonix.config.trust import TrustItem, WorkspaceTrust, decide
+from reasonix.config.trust_rules import KeyOwners, mcp_item, provider_item, scalar_item
 from reasonix.errors import ConfigError, MissingAPIKey
 
 TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
@@ -88,6 +90,8 @@ SCALAR_KEYS: dict[str, dict[str, str]] = {
         "host": "str",
         "port": "int",
         "release_after_seconds": "float",
+        "max_connections": "int",
+        "head_timeout_seconds": "float",
     },
     "ui": {"confirm_cache_break": "bool"},
 }
@@ -151,6 +155,37 @@ def _is_retired(table: str, key: str) -> bool:
     )
 
 
+class _Guard:
+    """Records what a workspace's files declare that needs trust, and says whether it applies."""
+
+    def __init__(self, trust: WorkspaceTrust, owners: KeyOwners) -> None:
+        self.trust, self.owners = trust, owners
+        self.skipped_providers: dict[str, list[str]] = {}  # name -> the models it listed
+
+    def admits(self, kind: str, text: str | None, file: str) -> bool:
+        """False when ``text`` (a reason it needs trust) is set and the workspace is not trusted."""
+        if text is None:
+            return True
+        self.trust.items.append(TrustItem(kind, text, file))
+        return self.trust.trusted
+
+    def admits_provider(
+        self, layer: Layer, name: str, current: ProviderConfig | None, values: dict[str, Any]
+    ) -> bool:
+        """The admit callback of :meth:`ProviderSet.apply` for a workspace file."""
+        if self.admits("provider", provider_item(name, current, values, self.owners), layer.name):
+            return True
+        self.skipped_providers[name] = list(values.get("models") or [])
+        return False
+
+    def refers_to_skipped(self, ref: str) -> bool:
+        """True when a model reference names a provider (or its model) that was left out."""
+        for name, models in self.skipped_providers.items():
+            if ref == name or ref.startswith(f"{name}/") or ref in models:
+                return True
+        return False
+
+
 class _Merger:
     """Applies layers in increasing precedence onto one Config."""
 
@@ -158,6 +193,7 @@ class _Merger:
         self.cfg = cfg
         self.expand = expand
         self.providers = ProviderSet()
+        self.guard: _Guard | None = None  # set while a workspace's own file is applied
         for table, keys in SCALAR_KEYS.items():
             for key in keys:
                 cfg.sources[f"{table}.{key}" if table else key] = "default"
@@ -175,8 +211,12 @@ class _Merger:
             value = [self.expand(v, layer, dotted) for v in value]
         elif dotted == "sandbox.workspace_root":
             value = self.expand(value, layer, dotted)
+        current = getattr(self._target(table), key)
+        if self.guard is not None and not self.guard.admits(
+            table, scalar_item(dotted, value, current), layer.name
+        ):
+            return
         if dotted in _UNION_KEYS:
-            current = getattr(self._target(table), key)
             value = current + [v for v in value if v not in current]
         setattr(self._target(table), key, value)
         self.cfg.sources[dotted] = layer.name
@@ -200,7 +240,8 @@ class _Merger:
             elif not _is_retired("", top):
                 warn(f"{layer.name}: unknown key {top} (ignored)")
         if "providers" in layer.data:
-            self.providers.apply(layer, layer.data["providers"], self.cfg.warnings)
+            admit = self.guard.admits_provider if self.guard is not None else None
+            self.providers.apply(layer, layer.data["providers"], self.cfg.warnings, admit)
 
     def apply_flags(self, flags: dict[str, Any]) -> None:
         """Apply command-line values given as dotted keys (``"agent.compact_ratio"``)."""
@@ -225,6 +266,7 @@ def load(
     *,
     migrate: bool = True,
     check_mcp_vars: bool = True,
+    trust: bool | None = None,
 ) -> Config:
     """The effective configuration for a process working in ``cwd``.
 
@@ -235,9 +277,16 @@ def load(
     an unset ``${VAR}`` (without a default) in an enabled MCP declaration is a
     ConfigError naming the file, the key, the variable and the server (D22);
     ``reasonix mcp`` turns it off so a broken declaration can still be removed.
+
+    ``trust`` is the frontend's answer for this run (None: the environment, then
+    the store; :func:`reasonix.config.trust.decide`). In a workspace that is not
+    trusted, what its files declare that needs trust is left out and named in
+    ``Config.warnings``; ``Config.trust`` lists it either way.
     """
     cwd = Path(os.path.abspath(cwd))
     cfg = Config()
+    trusted, how = decide(cwd, trust)
+    cfg.trust = WorkspaceTrust(trusted, how)
     cfg.project_env = {
         k: v
         for k, v in read_dotenv(paths.project_env_path(cwd)).values.items()
@@ -253,12 +302,20 @@ def load(
     user = read_layer(paths.user_config_path())
     project = read_layer(paths.project_config_path(cwd))
     servers: dict[str, list[McpServerConfig]] = {"user": [], "project": []}
-    for scope, layer in (("user", user), ("project", project)):
-        if layer is None:
-            continue
-        _retire(cfg, layer, migrate)
-        merger.apply_file(layer)
-        servers[scope] = servers_from_toml(layer, cfg.warnings)
+    if user is not None:
+        _retire(cfg, user, migrate)
+        merger.apply_file(user)
+        servers["user"] = servers_from_toml(user, cfg.warnings)
+    # what the user's own files and the presets say, before the workspace speaks
+    owners = KeyOwners(merger.providers.result())
+    guard = _Guard(cfg.trust, owners)
+    before = {k: (_get(cfg, k), cfg.sources.get(k, "default")) for k in _MODEL_REFS}
+    if project is not None:
+        _retire(cfg, project, migrate)
+        merger.guard = guard
+        merger.apply_file(project)
+        merger.guard = None
+        servers["project"] = servers_from_toml(project, cfg.warnings)
     if flags:
         merger.apply_flags(flags)
 
@@ -270,12 +327,17 @@ def load(
         if own:
             cfg.default_model = own[0].name
             cfg.sources["default_model"] = own[0].source
-    _fill_api_keys(cfg.providers)
+    _fill_api_keys(cfg.providers, owners)
     _finish_sandbox(cfg, cwd)
     json_servers = read_mcp_json(paths.project_mcp_path(cwd), cfg.warnings)
+    json_servers = _guarded_servers(guard, json_servers)
+    servers["project"] = _guarded_servers(guard, servers["project"])
     # D16: global < project .mcp.json < project reasonix.toml
     cfg.mcp_servers = merge_servers(servers["user"], json_servers, servers["project"])
-    cfg.hooks = _hooks(user, project, cwd, cfg.warnings)
+    cfg.hooks = _hooks(user, project, cwd, cfg.warnings, guard)
+    if project is not None and not trusted:
+        _restore_model_refs(cfg, guard, before, project.name)
+    cfg.warnings += cfg.trust.warnings(cwd)
     if check_mcp_vars:
         # the MCP layer also defines the workspace path variables for its servers
         ws_vars = {"REASONIX_WORKSPACE_ROOT": str(cwd), "CLAUDE_PROJECT_DIR": str(cwd)}
@@ -286,18 +348,60 @@ def load(
     return cfg
 
 
-def _hooks(user: Layer | None, project: Layer | None, cwd: Path, warnings: list[str]) -> list[Any]:
-    """Hooks from Claude Code's settings files and our ``[hooks]`` tables (user, then project)."""
+# model references a workspace may set that could name a provider it declared itself
+_MODEL_REFS = ("default_model", "agent.planner_model", "agent.subagent_model")
+
+
+def _get(cfg: Config, dotted: str) -> Any:
+    table, _, key = dotted.rpartition(".")
+    return getattr(getattr(cfg, table) if table else cfg, key)
+
+
+def _restore_model_refs(
+    cfg: Config, guard: _Guard, before: dict[str, tuple[Any, str]], project: str
+) -> None:
+    """A workspace's model choice that names a provider left out falls back to the user's."""
+    for dotted, (value, source) in before.items():
+        ref = _get(cfg, dotted)
+        if cfg.sources.get(dotted) != project or not ref or not guard.refers_to_skipped(ref):
+            continue
+        table, _, key = dotted.rpartition(".")
+        setattr(getattr(cfg, table) if table else cfg, key, value)
+        cfg.sources[dotted] = source
+        cfg.warnings.append(
+            f"{project}: {dotted} = {ref!r} names a provider that was left out "
+            f"(untrusted workspace); using {value or 'the default'!r} instead"
+        )
+
+
+def _guarded_servers(guard: _Guard, found: list[McpServerConfig]) -> list[McpServerConfig]:
+    """The workspace's MCP servers that may start (every enabled one needs trust)."""
+    return [s for s in found if guard.admits("mcp", mcp_item(s), s.source)]
+
+
+def _hooks(
+    user: Layer | None, project: Layer | None, cwd: Path, warnings: list[str], guard: _Guard
+) -> list[Any]:
+    """Hooks from Claude Code's settings files and our ``[hooks]`` tables (user, then project).
+
+    The workspace's hooks run only in a trusted workspace.
+    """
     from reasonix.config.hooks import hooks_from_data, hooks_from_json_file
 
     claude_home = Path(os.path.expanduser("~")) / ".claude"
     found = hooks_from_json_file(claude_home / "settings.json", warnings)
     if user is not None:
         found += hooks_from_data(user.data.get("hooks"), user.name, warnings)
+    theirs = []
     for name in ("settings.json", "settings.local.json"):
-        found += hooks_from_json_file(cwd / ".claude" / name, warnings)
+        theirs += hooks_from_json_file(cwd / ".claude" / name, warnings)
     if project is not None:
-        found += hooks_from_data(project.data.get("hooks"), project.name, warnings)
+        theirs += hooks_from_data(project.data.get("hooks"), project.name, warnings)
+    for hook in theirs:
+        matcher = f"[{hook.matcher}]" if hook.matcher not in ("", "*") else ""
+        text = f"hook {hook.event}{matcher} runs `{hook.command}`"
+        if guard.admits("hook", text, hook.source):
+            found.append(hook)
     return found
 
 
@@ -333,12 +437,17 @@ def _finish_sandbox(cfg: Config, cwd: Path) -> None:
     box.forbid_read = list(dict.fromkeys(_absolute(p, root) for p in box.forbid_read))
 
 
-def _fill_api_keys(providers: list[ProviderConfig]) -> None:
-    """Provider keys: ``<home>/.env`` first, then the environment (D29, PROV-20)."""
+def _fill_api_keys(providers: list[ProviderConfig], owners: KeyOwners) -> None:
+    """Provider keys: ``<home>/.env`` first, then the environment (D29, PROV-20).
+
+    Each provider also learns the hosts its key's owner (a preset or the user's
+    own file) sends that key to, so a probe never carries it anywhere else.
+    """
     home_env = read_dotenv(paths.env_path()).values
     for p in providers:
         if p.api_key_env:
             p.api_key = home_env.get(p.api_key_env) or os.environ.get(p.api_key_env, "")
+            p.key_hosts = sorted(owners.hosts_for(p.api_key_env))
 
 
 def require_api_key(provider: ProviderConfig) -> str:

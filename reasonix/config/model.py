@@ -7,6 +7,7 @@ classes only hold effective values with their documented defaults (CFG-8).
 from __future__ import annotations
 
 from reasonix.config.hooks import HookSpec
+from reasonix.config.trust import WorkspaceTrust
 from reasonix.errors import ConfigError
 from reasonix.lazy import dataclass, field
 
@@ -62,6 +63,9 @@ class ProviderConfig:
     prices: dict[str, dict[str, Any]] = field(default_factory=dict)
     # the resolved key, filled by the loader from <home>/.env then os.environ (D29)
     api_key: str = ""
+    # origins (scheme://host:port) the key's owner, a preset or the user's own file,
+    # sends it to; a window probe elsewhere goes without it (config.trust_rules)
+    key_hosts: list[str] = field(default_factory=list)
     source: str = "built-in"
 
     @property
@@ -166,6 +170,8 @@ class ServeConfig:
     host: str = "127.0.0.1"
     port: int = 0  # 0 = pick a free port
     release_after_seconds: float = 60.0  # idle time before a browser session's lease is freed
+    max_connections: int = 100  # connections open at once; one more is answered 503
+    head_timeout_seconds: float = 20.0  # time for a request's line and headers (slowloris)
 
 
 @dataclass
@@ -213,6 +219,8 @@ class Config:
     sources: dict[str, str] = field(default_factory=dict)
     # ${VAR} values from the project .env (never exported, never provider keys; CFG-7)
     project_env: dict[str, str] = field(default_factory=dict)
+    # whether the workspace is trusted, and what its files declare that needs trust
+    trust: WorkspaceTrust = field(default_factory=WorkspaceTrust)
     warnings: list[str] = field(default_factory=list)
 
     def provider(self, name: str) -> ProviderConfig | None:

@@ -16,7 +16,10 @@ from reasonix.config.schema import PROVIDER_KINDS
 
 TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
+
+    Admit = Callable[[Layer, str, ProviderConfig | None, dict[str, Any]], bool]
 
 __all__ = ["ProviderSet"]
 
@@ -85,15 +88,32 @@ class ProviderSet:
                 return p
         return None
 
-    def apply(self, layer: Layer, entries: Any, warnings: list[str]) -> None:
-        """Merge the ``providers`` array of ``layer``."""
+    def apply(
+        self, layer: Layer, entries: Any, warnings: list[str], admit: Admit | None = None
+    ) -> None:
+        """Merge the ``providers`` array of ``layer``.
+
+        ``admit(layer, name, current, values)`` may refuse an entry (an untrusted
+        workspace's provider at a new host): it is then left out whole.
+        """
         if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
             raise layer.error("expected an array of tables ([[providers]])", "", "providers")
         for index, entry in enumerate(entries):
-            self._apply_one(layer, index, entry, warnings)
+            self._apply_one(layer, index, entry, warnings, admit)
+
+    def _peek(self, name: str) -> ProviderConfig | None:
+        for p in self._configured + self._presets:
+            if p.name == name:
+                return p
+        return None
 
     def _apply_one(
-        self, layer: Layer, index: int, entry: dict[str, Any], warnings: list[str]
+        self,
+        layer: Layer,
+        index: int,
+        entry: dict[str, Any],
+        warnings: list[str],
+        admit: Admit | None,
     ) -> None:
         def err(message: str, key: str) -> Exception:
             return layer.error(message, "providers", key, index)
@@ -126,6 +146,8 @@ class ProviderSet:
                 raise err(f"{key} {values[key]!r} {problem}", key)
         overrides = self._overrides(layer, index, values.pop("model_overrides", None))
         prices = self._prices(layer, index, values.pop("prices", None))
+        if admit is not None and not admit(layer, name, self._peek(name), values):
+            return
 
         target = self._take(name)
         if target is None:

@@ -98,6 +98,7 @@ def _project(tmp_path: Path, url: str) -> tuple[Path, dict[str, str]]:
     )
     env = {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "REASONIX_TRUST_WORKSPACE": "1",  # the test wrote this workspace itself
         "HOME": str(tmp_path),
         "LANG": "C.UTF-8",
         "REASONIX_HOME": str(tmp_path / "rx"),

@@ -35,7 +35,8 @@ def _project(tmp_path: Path, url: str, extra: str = "") -> tuple[Path, dict[str,
     )
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path),
            "LANG": "C.UTF-8", "REASONIX_HOME": str(tmp_path / "rx"),
-           "FAKE_PROVIDER_KEY": "sk-fake", "PYTHONPATH": str(ROOT)}  # fmt: skip
+           "FAKE_PROVIDER_KEY": "sk-fake", "PYTHONPATH": str(ROOT),
+           "REASONIX_TRUST_WORKSPACE": "1"}  # fmt: skip
     return ws, env
 
 

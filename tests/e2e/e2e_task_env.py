@@ -23,6 +23,7 @@ def clean_env(tmp_path: Path, *, source_tree: bool = True) -> dict[str, str]:
     """A minimal environment: fresh REASONIX_HOME, the fake key, and (for ``-m``) PYTHONPATH."""
     env = {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "REASONIX_TRUST_WORKSPACE": "1",  # the test wrote this workspace itself
         "HOME": str(tmp_path),
         "LANG": "C.UTF-8",
         "REASONIX_HOME": str(tmp_path / "rx"),

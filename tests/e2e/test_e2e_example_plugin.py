@@ -35,6 +35,7 @@ def test_agent_calls_the_example_plugin(pyz: Path, tmp_path: Path) -> None:
         )
         env = {
             "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "REASONIX_TRUST_WORKSPACE": "1",  # the test wrote this workspace itself
             "HOME": str(tmp_path),
             "REASONIX_HOME": str(tmp_path / "rx"),
         }

@@ -21,6 +21,7 @@ def local_env(tmp_path: Path, pyz: Path) -> dict[str, str]:
     """The environment of the LOCAL side: the only place the key exists."""
     return {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "REASONIX_TRUST_WORKSPACE": "1",  # the test wrote this workspace itself
         "HOME": str(tmp_path / "lhome"),
         "LANG": "C.UTF-8",
         "REASONIX_HOME": str(tmp_path / "lrx"),

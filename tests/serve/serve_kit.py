@@ -64,6 +64,7 @@ def env_for(tmp: Path) -> dict[str, str]:
     """A clean environment for a `reasonix` subprocess (fresh home, the fake key)."""
     return {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "REASONIX_TRUST_WORKSPACE": "1",  # the test wrote this workspace itself
         "HOME": str(tmp),
         "LANG": "C.UTF-8",
         "REASONIX_HOME": os.environ.get("REASONIX_HOME", str(tmp / "rx")),

@@ -51,7 +51,15 @@ def wants_view(args: argparse.Namespace, environ: dict[str, str] | None = None) 
 
 
 def execute(args: argparse.Namespace) -> int:
-    """Run the chat: the curses view when possible, else line mode."""
+    """Run the chat: the curses view when possible, else line mode.
+
+    The workspace trust question (cli/trust_prompt.py) comes first, on the plain
+    terminal, before either view starts.
+    """
+    from reasonix.cli.trust_prompt import settle_trust
+
+    if not getattr(args, "trust", False) and settle_trust(getattr(args, "dir", None)):
+        args.trust = True
     if wants_view(args):
         from reasonix.cli.tui.app import run
 

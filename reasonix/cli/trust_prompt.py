@@ -1,0 +1,107 @@
+"""The trust question an interactive frontend asks once per workspace, on its terminal.
+
+The line chat, the curses view (before it takes the screen) and ``serve`` ask
+it when the workspace declares something that needs trust and nothing has
+answered yet (``--trust``, ``REASONIX_TRUST_WORKSPACE``, the user's store).
+The answer "yes" is recorded in the user's home; "once" trusts this process
+only; anything else runs with those declarations left out (the runtime's
+notices then name each one). Nobody is asked when stdin or stdout is not a
+terminal: that is a headless start.
+
+The common case (no declaration file, or an answer in the environment) costs a
+few ``stat`` calls and imports nothing, so the chat's first frame does not wait.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
+if TYPE_CHECKING:
+    from reasonix.config.trust import TrustItem
+
+__all__ = ["DECLARATION_FILES", "describe", "settle_trust"]
+
+# The workspace files whose declarations may need trust (config/trust_rules.py).
+DECLARATION_FILES = (
+    "reasonix.toml",
+    ".mcp.json",
+    os.path.join(".claude", "settings.json"),
+    os.path.join(".claude", "settings.local.json"),
+)
+
+
+def describe(items: list[TrustItem]) -> str:
+    """The list shown before the question: what trust would enable, by kind."""
+    titles = {
+        "hook": "hooks (commands run on events)",
+        "mcp": "MCP servers",
+        "provider": "providers at hosts you did not configure",
+        "permissions": "permission rules and modes that widen access",
+        "sandbox": "sandbox changes",
+        "serve": "browser UI settings",
+    }
+    lines: list[str] = []
+    for kind, title in titles.items():
+        mine = [i for i in items if i.kind == kind]
+        if mine:
+            lines.append(f"  {title}:")
+            lines += [f"    - {i.line()}" for i in mine]
+    return "\n".join(lines)
+
+
+def _needs_question(workspace: str) -> bool:
+    if os.environ.get("REASONIX_TRUST_WORKSPACE", "").strip().lower() in ("1", "true", "yes", "on"):
+        return False
+    return any(os.path.exists(os.path.join(workspace, f)) for f in DECLARATION_FILES)
+
+
+def settle_trust(workspace_arg: str | None, *, allow_once: bool = True) -> bool | None:
+    """Ask the trust question when it is needed; the ``RuntimeOptions.trust`` to build with.
+
+    True: trusted for this process only ("once"). None: let the store decide
+    (it now holds the user's "yes", or the workspace stays untrusted).
+    """
+    workspace = os.path.abspath(os.path.expanduser(workspace_arg or os.getcwd()))
+    if not _needs_question(workspace):
+        return None
+    try:
+        if not (sys.stdin.isatty() and sys.stdout.isatty()):
+            return None
+    except (AttributeError, ValueError):
+        return None
+    from pathlib import Path
+
+    from reasonix import config as config_mod
+    from reasonix.config import trust
+    from reasonix.errors import ConfigError
+
+    if trust.is_trusted(workspace):
+        return None
+    try:
+        items = config_mod.workspace_trust(Path(workspace)).items
+    except ConfigError:
+        return None  # the build reports the broken file with its line
+    if not items:
+        return None
+    from reasonix.cli.safe_text import printable
+
+    print(printable(f"This folder is not trusted yet: {os.path.realpath(workspace)}"))
+    print("Its files declare what would run code or widen access:")
+    print(printable(describe(items)))
+    print("A cloned repository is not you. Trust it only if you trust its authors.")
+    once = ", [o]nce (this session only)" if allow_once else ""
+    question = f"Trust this folder? [y]es, remember{once}, [N]o (leave them out): "
+    try:
+        answer = input(question).strip().lower()
+    except EOFError:
+        answer = ""
+    if answer in ("y", "yes"):
+        recorded = trust.grant(workspace)
+        print(printable(f"trusted: {recorded} (`reasonix trust --revoke` takes it back)"))
+        return None
+    if allow_once and answer in ("o", "once"):
+        return True
+    print("not trusted: these declarations are left out this time")
+    return None
