@@ -11,6 +11,10 @@
   constant-time (``hmac.compare_digest``).
 * **throttle** — failed logins per client: after ``limit`` failures within
   ``window`` seconds that client is refused (HTTP 429) until the window passes.
+  The throttle is consulted *before* the slow hash and a client has at most one
+  login being checked at a time (:meth:`RateLimiter.begin`), so concurrent
+  guesses are refused without hashing; at most :data:`MAX_VERIFYING` password
+  checks wait or run at once across all clients (:class:`LoginBusy` beyond).
 """
 
 from __future__ import annotations
@@ -27,10 +31,12 @@ from collections import deque
 from collections.abc import Callable
 from pathlib import Path
 
-from reasonix.errors import ConfigError
+from reasonix.errors import ConfigError, ReasonixError
 
 __all__ = [
+    "MAX_VERIFYING",
     "PASSWORD_ITERATIONS",
+    "LoginBusy",
     "RateLimiter",
     "Secrets",
     "hash_password",
@@ -46,6 +52,13 @@ PASSWORD_ITERATIONS = 600_000  # OWASP's 2023 figure for PBKDF2-HMAC-SHA256
 MIN_PASSWORD = 8
 MIN_TOKEN = 16
 _COOKIE_LABEL = b"reasonix-serve-login-v1"
+# Password checks running or queued at once, all clients together: one hash runs at a
+# time (a 600k-iteration PBKDF2 takes a core for a fraction of a second), a few wait.
+MAX_VERIFYING = 4
+
+
+class LoginBusy(ReasonixError):
+    """Too many password checks are already running or queued; try again shortly."""
 
 
 def new_token() -> str:
@@ -162,6 +175,7 @@ class RateLimiter:
     ) -> None:
         self.limit, self.window, self.clock, self.max_keys = limit, window, clock, max_keys
         self._fails: dict[str, deque[float]] = {}
+        self._pending: set[str] = set()  # clients with a login being checked right now
         self._lock = threading.Lock()
 
     def _recent(self, key: str, now: float) -> deque[float]:
@@ -179,15 +193,46 @@ class RateLimiter:
                 return 0.0
             return max(0.0, self.window - (now - times[0]))
 
+    def begin(self, key: str) -> float:
+        """Reserve one login attempt for ``key`` before any slow check runs.
+
+        0.0: go ahead, and report the outcome with :meth:`end`. Otherwise the
+        seconds to wait: the client is over its failure budget, or one of its
+        attempts is still being checked (an attempt in flight counts as spent,
+        so concurrent guesses cannot all slip past the throttle).
+        """
+        with self._lock:
+            now = self.clock()
+            if key in self._pending:
+                return 1.0
+            times = self._recent(key, now)
+            if len(times) >= self.limit:
+                return max(0.0, self.window - (now - times[0]))
+            self._pending.add(key)
+            return 0.0
+
+    def end(self, key: str, ok: bool | None) -> None:
+        """Settle an attempt reserved by :meth:`begin`: True succeeded, False failed,
+        None was never checked (it counts as neither)."""
+        with self._lock:  # one critical section: no begin() between release and count
+            self._pending.discard(key)
+            if ok is True:
+                self._fails.pop(key, None)
+            elif ok is False:
+                self._count(key)
+
     def fail(self, key: str) -> None:
         """Count one failed attempt of ``key``."""
         with self._lock:
-            now = self.clock()
-            if key not in self._fails and len(self._fails) >= self.max_keys:
-                self._prune(now)
-            times = self._recent(key, now)
-            times.append(now)
-            self._fails[key] = times
+            self._count(key)
+
+    def _count(self, key: str) -> None:
+        now = self.clock()
+        if key not in self._fails and len(self._fails) >= self.max_keys:
+            self._prune(now)
+        times = self._recent(key, now)
+        times.append(now)
+        self._fails[key] = times
 
     def succeed(self, key: str) -> None:
         """A correct login clears the client's failures."""
@@ -212,14 +257,25 @@ class Secrets:
         key = (token or password_hash or secrets.token_hex(32)).encode("utf-8")
         self.cookie = hmac.new(key, _COOKIE_LABEL, hashlib.sha256).hexdigest()
         self._verify_lock = threading.Lock()  # one PBKDF2 at a time: no CPU exhaustion
+        # ...and a bounded queue before it, so unauthenticated clients cannot pile up work.
+        self._verify_slots = threading.BoundedSemaphore(MAX_VERIFYING)
 
     def check_login(self, secret: str) -> bool:
-        """Whether ``secret`` is the token (token mode) or the password (password mode)."""
+        """Whether ``secret`` is the token (token mode) or the password (password mode).
+
+        Raises :class:`LoginBusy` (password mode) when :data:`MAX_VERIFYING`
+        checks are already running or waiting; the secret is then not checked.
+        """
         if self.mode == "token":
             return hmac.compare_digest(secret.encode("utf-8"), self.token.encode("utf-8"))
         if self.mode == "password":
-            with self._verify_lock:
-                return verify_password(secret, self.password_hash)
+            if not self._verify_slots.acquire(blocking=False):
+                raise LoginBusy("the server is busy checking other logins; try again shortly")
+            try:
+                with self._verify_lock:
+                    return verify_password(secret, self.password_hash)
+            finally:
+                self._verify_slots.release()
         return False
 
     def cookie_ok(self, value: str) -> bool:

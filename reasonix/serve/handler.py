@@ -1,8 +1,12 @@
 """The HTTP surface: routes, JSON bodies, static files and the per-session SSE stream.
 
 Every request first passes :class:`~reasonix.serve.guard.Guard`; every
-response carries the security headers. Errors become a JSON object
-``{"error": message}`` with a status code — never a traceback.
+response carries the security headers, the stdlib's own refusals (400 bad
+request line, 414, 431, 501 …) included. Errors become a JSON object
+``{"error": message}`` with a status code — never a traceback. The request
+head (line and headers) must arrive within ``head_timeout`` seconds of the
+server starting to wait for it (slowloris), and a body nested too deeply for
+the JSON parser is a 400.
 
 Routes (``{id}`` is a session id)::
 
@@ -24,13 +28,17 @@ Routes (``{id}`` is a session id)::
 
 from __future__ import annotations
 
+import io
 import json
+import socket
+import time
 from http.server import BaseHTTPRequestHandler
 from urllib.parse import parse_qs, urlsplit
 
 from reasonix.errors import ConfigError, ReasonixError, UsageError
 from reasonix.lazy import Pattern
 
+from .auth import LoginBusy
 from .hub import pump
 from .manager import NotFound
 from .slot import Busy
@@ -42,7 +50,7 @@ if TYPE_CHECKING:
 
     from .server import ServeApp
 
-__all__ = ["Handler", "HttpError"]
+__all__ = ["Handler", "HttpError", "refusal"]
 
 SECURITY_HEADERS = (
     ("Content-Security-Policy",
@@ -61,6 +69,51 @@ WRITE_TIMEOUT = 30.0  # a tab that takes nothing for this long is dropped
 _SESSION = Pattern(r"\A/api/sessions/([^/]+)(?:/([a-z]+))?\Z")
 
 
+def refusal(status: int, reason: str, message: str) -> bytes:
+    """A whole ``Connection: close`` JSON error response, for a socket no handler owns
+    (the connection cap), with the same security headers as every other response."""
+    body = json.dumps({"error": message}).encode("utf-8")
+    lines = [f"HTTP/1.1 {status} {reason}", "Server: reasonix"]
+    lines += [f"{name}: {value}" for name, value in SECURITY_HEADERS]
+    lines += ["Content-Type: application/json; charset=utf-8",
+              f"Content-Length: {len(body)}", "Retry-After: 1", "Connection: close"]  # fmt: skip
+    return ("\r\n".join(lines) + "\r\n\r\n").encode("ascii") + body
+
+
+class _HeadClock(io.RawIOBase):
+    """The connection's reads, cut off once the request head's deadline passes.
+
+    The socket timeout alone bounds one ``recv``: a client sending a header byte
+    every few seconds would hold its thread forever. While armed, every read
+    may only wait for what is left of the deadline; then it raises
+    ``TimeoutError``, which the stdlib turns into closing the connection.
+    """
+
+    def __init__(self, sock: socket.socket, timeout: float) -> None:
+        super().__init__()
+        self.sock, self.timeout = sock, timeout
+        self.deadline: float | None = None
+
+    def readable(self) -> bool:
+        """Always (it is a reader)."""
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        """One ``recv`` into ``buffer``, waiting no longer than the deadline allows."""
+        wait = self.timeout
+        if self.deadline is not None:
+            wait = min(wait, self.deadline - time.monotonic())
+            if wait <= 0:
+                raise TimeoutError("the request head took too long")
+        self.sock.settimeout(wait)
+        return self.sock.recv_into(buffer)
+
+    def disarm(self) -> None:
+        """The head is in: no deadline, and the socket's own timeout back for the reply."""
+        self.deadline = None
+        self.sock.settimeout(self.timeout)
+
+
 class HttpError(Exception):
     """A refusal with a status code and a message for the page."""
 
@@ -77,6 +130,60 @@ class Handler(BaseHTTPRequestHandler):
     app: ServeApp  # set on the subclass the server builds
 
     # -- plumbing -----------------------------------------------------------------
+    def setup(self) -> None:
+        """The stdlib's setup, with reads that honour the request-head deadline."""
+        super().setup()
+        self.rfile.close()  # the stdlib's reader; the socket itself stays open
+        self._clock = _HeadClock(self.connection, float(self.timeout))
+        self.rfile = io.BufferedReader(self._clock)
+
+    def handle_one_request(self) -> None:
+        """One request; its head must arrive within ``head_timeout`` of our waiting for it."""
+        self._clock.deadline = time.monotonic() + self.app.settings.head_timeout
+        try:
+            super().handle_one_request()
+        finally:
+            self._clock.deadline = None
+
+    def parse_request(self) -> bool:
+        """The stdlib's parsing; once the head is in, the body reads have no deadline.
+
+        HTTP/0.9 is refused: its replies have no headers, so none of ours either.
+        """
+        try:
+            ok = super().parse_request()
+        finally:
+            self._clock.disarm()
+        if ok and self.request_version == "HTTP/0.9":
+            self.send_error(400, "HTTP/0.9 requests are not served")
+            return False
+        return ok
+
+    def send_response(self, code: int, message: str | None = None) -> None:
+        """Every response, the stdlib's error pages included, carries the security headers."""
+        super().send_response(code, message)
+        for name, value in SECURITY_HEADERS:
+            self.send_header(name, value)
+
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None
+                   ) -> None:  # fmt: skip
+        """The stdlib's own refusals (bad request line, headers too large, unknown method)
+        as our JSON errors; the connection is closed after them."""
+        short = self.responses.get(code, ("error", ""))[0]
+        self.close_connection = True
+        if getattr(self, "request_version", "") == "HTTP/0.9":
+            # unparsed or 0.9 (the stdlib's default before a version is read): the stdlib
+            # would send the body alone; a full HTTP/1.x reply carries the headers
+            self.request_version = "HTTP/1.0"
+        body = json.dumps({"error": message or short}, ensure_ascii=False).encode("utf-8")
+        self.send_response(code)  # the standard phrase: never echo request text in the status
+        self.send_header("Content-Type", "application/json; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Connection", "close")
+        self.end_headers()
+        if getattr(self, "command", "") != "HEAD" and code >= 200 and code not in (204, 304):
+            self.wfile.write(body)
+
     def version_string(self) -> str:
         """The ``Server`` header: no Python version advertised."""
         return "reasonix"
@@ -94,8 +201,6 @@ class Handler(BaseHTTPRequestHandler):
     def _send(self, status: int, body: bytes, ctype: str, headers: dict[str, str] | None = None
               ) -> None:  # fmt: skip
         self.send_response(status)
-        for name, value in SECURITY_HEADERS:
-            self.send_header(name, value)
         self.send_header("Content-Type", ctype)
         self.send_header("Content-Length", str(len(body)))
         for name, value in (headers or {}).items():
@@ -139,6 +244,8 @@ class Handler(BaseHTTPRequestHandler):
             value = json.loads(raw.decode("utf-8"))
         except (UnicodeDecodeError, ValueError) as err:
             raise HttpError(400, f"malformed JSON: {err}") from None
+        except RecursionError:  # "[[[[…" deeper than the parser's stack allows
+            raise HttpError(400, "malformed JSON: nested too deeply") from None
         if not isinstance(value, dict):
             raise HttpError(400, "the body must be a JSON object")
         return value
@@ -254,15 +361,26 @@ class Handler(BaseHTTPRequestHandler):
         app = self.app
         body = self._body()
         key = app.guard.client_key(self.client_address[0], self.headers)
-        wait = app.guard.limiter.retry_after(key)
-        if wait > 0:
-            raise HttpError(429, "too many failed attempts; try again later", wait)
         if app.secrets.mode == "none":
+            wait = app.guard.limiter.retry_after(key)
+            if wait > 0:
+                raise HttpError(429, "too many failed attempts; try again later", wait)
             return self._json(200, {"ok": True})
-        if not app.secrets.check_login(self._text(body, "secret")):
-            app.guard.limiter.fail(key)
+        secret = self._text(body, "secret")
+        # The attempt is counted before the slow hash: a client over its budget, or
+        # with a login still being checked, is refused without any hashing.
+        wait = app.guard.limiter.begin(key)
+        if wait > 0:
+            raise HttpError(429, "too many login attempts; try again later", wait)
+        ok: bool | None = None
+        try:
+            ok = app.secrets.check_login(secret)
+        except LoginBusy as err:
+            raise HttpError(503, str(err), 1.0) from None
+        finally:
+            app.guard.limiter.end(key, ok)
+        if not ok:
             raise HttpError(401, "wrong token" if app.secrets.mode == "token" else "wrong password")
-        app.guard.limiter.succeed(key)
         cookie = app.guard.cookie_header(self.headers)
         self._json(200, {"ok": True}, {"Set-Cookie": cookie})
 
@@ -283,8 +401,6 @@ class Handler(BaseHTTPRequestHandler):
             after = -1  # unreadable: the hub answers with a reset
         self.close_connection = True
         self.send_response(200)
-        for name, value in SECURITY_HEADERS:
-            self.send_header(name, value)
         self.send_header("Content-Type", "text/event-stream; charset=utf-8")
         self.send_header("X-Accel-Buffering", "no")  # nginx: do not buffer the stream
         self.send_header("Connection", "close")

@@ -3,7 +3,9 @@
 ``ServeApp(settings)`` binds the socket (port 0 picks a free one), and
 ``serve_forever()`` answers until ``close()``: that stops every running turn,
 waits for it to end cleanly, releases every session lease and closes every
-connection, so each transcript stays loadable.
+connection, so each transcript stays loadable. At most ``max_connections``
+connections are open at once; one more is answered 503 and closed at once,
+without a thread.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from reasonix.lazy import dataclass
 
 from .auth import RateLimiter, Secrets, new_token
 from .guard import Guard, Headers, is_loopback
-from .handler import Handler
+from .handler import Handler, refusal
 from .manager import Manager
 
 TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
@@ -54,12 +56,22 @@ class ServeSettings:
     release_after: float = 60.0  # idle seconds before a session's lease is released
     tunnel: bool = False  # reached through an SSH -L forward (reasonix remote open)
     max_body: int = 1 << 20
+    max_connections: int = 100  # open at once (SSE streams included); more get 503
+    head_timeout: float = 20.0  # seconds for a request's line and headers (slowloris)
 
 
 def check_exposure(settings: ServeSettings) -> None:
-    """D15: ``none`` only on a loopback bind that no proxy exposes; else refuse to start."""
+    """D15: ``none`` only on a loopback bind that no proxy exposes; else refuse to start.
+
+    Also refuses limits that would leave the server unusable (no connection, no time).
+    """
     if settings.auth_mode not in AUTH_MODES:
         raise ConfigError(f"unknown auth mode {settings.auth_mode!r}; known: none, token, password")
+    if settings.max_connections < 1:
+        raise ConfigError("serve.max_connections must be at least 1", key="serve.max_connections")
+    if not settings.head_timeout > 0:
+        raise ConfigError("serve.head_timeout_seconds must be above 0",
+                          key="serve.head_timeout_seconds")  # fmt: skip
     if settings.auth_mode != "none":
         return
     if not is_loopback(settings.host):
@@ -94,13 +106,23 @@ class _HTTPServer(ThreadingHTTPServer):
     block_on_close = False
     request_queue_size = 128  # many tabs reconnecting at once must not be reset (default 5)
 
-    def __init__(self, address: tuple[str, int], handler: type[Handler]) -> None:
+    def __init__(
+        self, address: tuple[str, int], handler: type[Handler], max_connections: int = 100
+    ) -> None:
         self.connections: set[socket.socket] = set()
         self.threads: set[threading.Thread] = set()
         self.track = threading.Lock()
+        self.max_connections = max_connections
+        self.refused = 0  # connections turned away by the cap
         super().__init__(address, handler)
 
     def process_request(self, request: Any, client_address: Any) -> None:
+        with self.track:
+            full = len(self.connections) >= self.max_connections
+        if full:
+            self.refused += 1
+            self._refuse(request)
+            return
         thread = threading.Thread(
             target=self._serve_one, args=(request, client_address), daemon=True
         )
@@ -116,6 +138,16 @@ class _HTTPServer(ThreadingHTTPServer):
             with self.track:
                 self.connections.discard(request)
                 self.threads.discard(threading.current_thread())
+
+    def _refuse(self, request: socket.socket) -> None:
+        """Over the cap: a 503 and close, on the accept thread, never blocking it."""
+        with contextlib.suppress(OSError):
+            request.setblocking(False)
+            request.send(refusal(503, "Service Unavailable",
+                                 "too many open connections; try again shortly"))  # fmt: skip
+            with contextlib.suppress(OSError):  # what the client already sent: read away, so
+                request.recv(65536)  # closing does not reset the connection before it reads
+        self.shutdown_request(request)
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         """A connection that broke outside a handler (reset while reading): no traceback."""
@@ -153,7 +185,8 @@ class ServeApp:
         handler = type("BoundHandler", (Handler,), {"app": self})
         server_cls = _HTTPServer6 if ":" in settings.host else _HTTPServer
         try:
-            self.httpd = server_cls((settings.host, settings.port), handler)
+            self.httpd = server_cls((settings.host, settings.port), handler,
+                                    max_connections=settings.max_connections)  # fmt: skip
         except OSError as err:
             raise ConfigError(
                 f"cannot listen on {settings.host}:{settings.port}: {err.strerror or err}"
