@@ -53,6 +53,7 @@ def build_gate(
             allow_dynamic_bash=cfg.permissions.allow_dynamic_bash,
             workspace=workspace,
             protected=[paths.user_config_path()],  # the user config steers every run
+            secrets=paths.secret_paths(),  # a bash command naming one asks, in every mode
         )
     extra = permission.parse_allowed_tools(allowed_tools)
     if extra:
@@ -170,11 +171,13 @@ def tool_context(
         )
     roots = [workspace, *(Path(p) for p in cfg.sandbox.allow_write)]
     forbid = [Path(p) for p in cfg.sandbox.forbid_read]
+    secrets = paths.secret_paths()
     sandbox = SandboxSettings(
         cfg.sandbox.bash,
         workspace,
         roots,
-        forbid,
+        # Reasonix's secrets are masked in the jail like forbid_read (bash and hooks)
+        [*forbid, *secrets],
         cfg.sandbox.network,
         # the agent's own state and config stay read-only even inside a write root
         read_only=[paths.state_dir(), paths.home_dir()],
@@ -185,6 +188,7 @@ def tool_context(
         cwd=workspace,
         write_roots=roots,
         forbid_read=forbid,
+        secrets=secrets,
         bash_timeout=cfg.tools.bash_timeout_seconds,
         sandbox=sandbox,
         session_id=session.id,

@@ -87,7 +87,10 @@ def _check(args: argparse.Namespace) -> int:
         allow, ask, deny = perms.allow + allow, perms.ask + ask, perms.deny + deny
         mode = mode or perms.mode
         dynamic = dynamic or perms.allow_dynamic_bash
-    policy = Policy(mode or "ask", allow, ask, deny, dynamic, workspace)
+    from reasonix.config.paths import secret_paths
+
+    # the run's policy also guards Reasonix's secrets: show what a run would answer
+    policy = Policy(mode or "ask", allow, ask, deny, dynamic, workspace, secrets=secret_paths())
     verdict = policy.evaluate(args.tool, args.read_only, call_args)
     print(verdict)
     if verdict.suggested_rule and verdict.decision.name == "ASK":

@@ -73,6 +73,11 @@ def execute(args: argparse.Namespace) -> int:
     from reasonix.serve.server import ServeApp, ServeSettings
 
     workspace = RuntimeOptions(workspace=args.dir).resolved_workspace()
+    from reasonix.cli.trust_prompt import settle_trust
+
+    # before the config is read: the workspace's [serve] settings need trust too; a
+    # page's sessions are built later, so only a remembered "yes" can reach them
+    settle_trust(str(workspace), allow_once=False)
     cfg = config_mod.load(workspace)
     cfg.default_resolved()  # a misconfigured model is a start-up error, not a first-turn one
     mode = args.auth_mode or cfg.serve.auth_mode
@@ -80,6 +85,11 @@ def execute(args: argparse.Namespace) -> int:
         mode = "token"
     if args.token_file and mode != "token":
         raise UsageError("--token-file goes with --auth-mode token")
+    if args.token_file:
+        # the token is a secret of this process: masked and refused like <home>/.env
+        from reasonix.config.paths import register_secret
+
+        register_secret(args.token_file)
     port = cfg.serve.port if args.port is None else args.port
     if not 0 <= port <= 65535:
         raise UsageError(f"--port {port}: expected 0-65535")
@@ -92,6 +102,8 @@ def execute(args: argparse.Namespace) -> int:
         token=read_or_create_token(Path(args.token_file)) if args.token_file else "",
         password_hash=load_password_hash() if mode == "password" else "",
         release_after=cfg.serve.release_after_seconds,
+        max_connections=cfg.serve.max_connections,
+        head_timeout=cfg.serve.head_timeout_seconds,
         tunnel=args.tunnel and is_loopback(args.host or cfg.serve.host),
     )
     app = ServeApp(settings, log=_log if args.verbose else None)

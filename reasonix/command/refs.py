@@ -27,13 +27,15 @@ Rules: a path is attached only when it exists (REF-2: ``@alice`` and
 tried without it); a file is cut at :data:`FILE_CAP` with a marker, a binary
 file is only noted (REF-3); a directory is listed depth-first without
 ``.git``, ``node_modules``, ``__pycache__`` and gitignored entries (REF-4); a
-path under ``[sandbox].forbid_read`` — or Reasonix's own keys — is refused
-with a notice (D25); FIFOs and devices are never opened. Every failure is a
-notice and the turn is still sent (REF-5). Resolution does I/O: frontends
-call it off their UI thread.
+path under ``[sandbox].forbid_read`` — or one of Reasonix's own secrets
+(``config.paths.secret_paths()``) — is refused with a notice (D25); FIFOs
+and devices are never opened. Every failure is a notice and the turn is
+still sent (REF-5). Resolution does I/O: frontends call it off their UI
+thread.
 
 :func:`complete_reference` reads one directory level per call (REF-6) and
-offers MCP resources next to the top-level entries.
+offers MCP resources next to the top-level entries; it never offers a secret
+or a ``forbid_read`` entry.
 """
 
 from __future__ import annotations
@@ -93,14 +95,15 @@ def _attr(value: str) -> str:
 
 
 def _tool_ctx(workspace: Path, forbid_read: Iterable[str | os.PathLike[str]]) -> Any:
-    from reasonix.config.paths import home_dir
+    from reasonix.config.paths import home_dir, secret_paths
     from reasonix.tool import ToolContext
 
     return ToolContext(
         workspace=workspace,
         cwd=workspace,
         forbid_read=[Path(p) for p in forbid_read],
-        config_dir=home_dir(),  # its .env and mcp-oauth are never attached
+        secrets=secret_paths(),  # provider keys, tokens, password hashes: never attached
+        config_dir=home_dir(),
     )
 
 
@@ -332,7 +335,11 @@ def _ref_text(path: str) -> str:
 
 
 def complete_reference(
-    partial: str, *, workspace: Path | str, resources: Sequence[Any] = ()
+    partial: str,
+    *,
+    workspace: Path | str,
+    resources: Sequence[Any] = (),
+    forbid_read: Iterable[str | os.PathLike[str]] = (),
 ) -> list[Completion]:
     """Candidates for ``@partial``: one ``os.scandir`` of the directory typed so far (REF-6).
 
@@ -340,7 +347,11 @@ def complete_reference(
     call), files complete; hidden entries appear once a ``.`` is typed. At the
     top level the MCP ``resources`` (dicts or objects with ``server``, ``uri``,
     ``name``, ``description``) matching the text appear as ``@server:uri``.
+    Reasonix's secrets and ``forbid_read`` entries are never offered: a name
+    that would only be refused should not be suggested either.
     """
+    from reasonix.tool.paths import is_read_forbidden
+
     typed = partial[1:] if partial.startswith("@") else partial
     typed = typed[1:] if typed.startswith('"') else typed
     head, sep, name = typed.rpartition("/")
@@ -348,6 +359,7 @@ def complete_reference(
     base = Path(os.path.expanduser(folder)) if folder else Path(".")
     directory = base if base.is_absolute() else Path(workspace) / base
     out: list[Completion] = []
+    ctx: Any = None  # built for the first candidate: most calls list a few entries or none
     try:
         with os.scandir(directory) as it:
             entries = sorted(it, key=lambda e: e.name)
@@ -357,6 +369,10 @@ def complete_reference(
         if not e.name.startswith(name) or (e.name.startswith(".") and not name.startswith(".")):
             continue
         if e.name in _NOISE and not name:
+            continue
+        if ctx is None:
+            ctx = _tool_ctx(Path(workspace), forbid_read)
+        if is_read_forbidden(ctx, e.path):
             continue
         try:
             is_dir = e.is_dir()

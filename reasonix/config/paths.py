@@ -26,6 +26,8 @@ __all__ = [
     "project_env_path",
     "project_mcp_path",
     "project_slug",
+    "register_secret",
+    "secret_paths",
     "sessions_dir",
     "skills_dir",
     "state_dir",
@@ -75,6 +77,46 @@ def user_config_path() -> Path:
 def env_path() -> Path:
     """The provider-key file, ``<home>/.env`` (CFG-6)."""
     return home_dir() / ".env"
+
+
+# Files Reasonix writes as secrets, relative to the home: provider keys, MCP OAuth tokens,
+# serve's password hash, and what `reasonix remote serve` keeps on a remote host
+# (its broker token in `.env`, its login token). Everything that writes 0600 and
+# holds a credential belongs here; sessions and memory are 0600 for privacy but
+# are the user's own records, not credentials.
+_SECRET_NAMES = (
+    ".env",
+    "mcp-oauth",
+    "serve-password",
+    "remote/serve/.env",
+    "remote/serve/token",
+    # not a credential, but the user's trust answers: nothing a model runs may read or
+    # write it, so a checkout cannot trust itself (config/trust.py)
+    "trusted-workspaces.json",
+)
+_registered: list[Path] = []  # secrets named at run time (serve's --token-file)
+
+
+def register_secret(path: str | os.PathLike[str]) -> None:
+    """Treat ``path`` as a secret for the rest of this process (serve's ``--token-file``).
+
+    Call it before the runtime is built: the tool context, the bash policy and
+    the sandbox read :func:`secret_paths` when they are made.
+    """
+    absolute = Path(os.path.abspath(os.path.expanduser(os.fspath(path))))
+    if absolute not in _registered:
+        _registered.append(absolute)
+
+
+def secret_paths() -> list[Path]:
+    """Every file or directory Reasonix keeps a secret in: the one list (issue 32).
+
+    Model tools never read them, ``@`` references never attach them, the bash
+    classifier asks before a command that names them, and the bash/hook jail
+    masks them. Paths may not exist; callers resolve symlinks themselves.
+    """
+    home = home_dir()
+    return [home.joinpath(*name.split("/")) for name in _SECRET_NAMES] + list(_registered)
 
 
 def project_config_path(cwd: Path) -> Path:

@@ -59,7 +59,8 @@ class Verdict:
     ``fresh``: only a human answering now (or an exact ``Bash=<literal>``) may allow it —
     nested/indirect bash (PERM-12). ``explicit``: an explicit ``ask`` rule matched, so a
     session/always grant would not help (ask beats allow). ``suggested_rule``: what an
-    "allow for the session / always" answer would add.
+    "allow for the session / always" answer would add. ``secret``: the Reasonix secret
+    file a bash command names (no mode, rule or hook passes it; only a human, once).
     """
 
     decision: Decision
@@ -67,6 +68,7 @@ class Verdict:
     fresh: bool = False
     explicit: bool = False
     suggested_rule: str = ""
+    secret: str = ""
 
     def __str__(self) -> str:
         return f"{self.decision}: {self.reason}"
@@ -90,6 +92,8 @@ class Policy:
 
     ``workspace`` anchors relative path specifiers and arguments (``None``: compared as
     written). ``home`` expands ``~`` in path rules (default: the user's home).
+    ``secrets``: Reasonix's own secret files; a bash command that names one asks a
+    human in every mode (dontAsk: denied), whatever the allow rules say.
     """
 
     def __init__(
@@ -102,6 +106,7 @@ class Policy:
         workspace: str | os.PathLike[str] | None = None,
         home: str | None = None,
         protected: Iterable[str | os.PathLike[str]] = (),
+        secrets: Iterable[str | os.PathLike[str]] = (),
     ) -> None:
         self.mode = parse_mode(mode)
         self.allow = parse_rules(allow, "permissions.allow")
@@ -117,6 +122,7 @@ class Policy:
             os.path.join(ws, name) for name in PROTECTED_IN_WORKSPACE
         ]  # fmt: skip
         self.protected = tuple(os.path.normpath(os.fspath(p)) for p in [*defaults, *protected])
+        self.secrets = tuple(os.fspath(p) for p in secrets)
         # Plan mode as a collaboration state, independent of the posture (PERM-15):
         # Mode.PLAN is "ask + planning"; `planning` adds it to any other posture.
         self.planning = False
@@ -329,6 +335,14 @@ class Policy:
         for rule in self.deny:
             if rule.is_bash and _bash_hit(rule, literal, analysis):
                 return Verdict(Decision.DENY, f"matches deny rule {rule.text!r}")
+        secret = self._secret_named(command, analysis)
+        if secret:  # before any allow rule, literal grant or mode: only a human, once
+            why = f"bash: the command names {secret}, which holds Reasonix's own secrets"
+            if self.mode is Mode.DONT_ASK:
+                return Verdict(Decision.DENY, f"{why}; mode dontAsk never prompts")
+            return Verdict(
+                Decision.ASK, f"{why}; a human must approve it", fresh=True, secret=secret
+            )
         for rule in self.ask:
             if rule.is_bash and _bash_hit(rule, literal, analysis):
                 return self._explicit_ask(rule.text, read_only, suggestion)
@@ -347,6 +361,16 @@ class Policy:
         if worst.decision is Decision.ALLOW:
             return Verdict(Decision.ALLOW, _allow_reason(analysis, self, read_only))
         return replace(worst, suggested_rule=suggestion)
+
+    def _secret_named(self, command: str, analysis: BashAnalysis) -> str:
+        """The secret file ``command`` reads or names ("" for none): issue 32."""
+        if not self.secrets:
+            return ""
+        from reasonix.permission.bash.secrets import secret_mention
+
+        return secret_mention(
+            command, analysis, self.secrets, cwd=self.workspace, home=self.home, env=os.environ
+        )
 
     def _segment(self, seg: Segment, read_only: bool) -> Verdict:
         from reasonix.permission.bash import Kind

@@ -58,7 +58,12 @@ class Commands:
         word = words[-1] if words and not text[-1:].isspace() else ""
         if word.startswith("@"):
             resources = self.registry.host.mcp_resources() if self.runtime.mcp else []
-            return complete_reference(word, workspace=self.runtime.workspace, resources=resources)
+            return complete_reference(
+                word,
+                workspace=self.runtime.workspace,
+                resources=resources,
+                forbid_read=self.runtime.tool_ctx.forbid_read,
+            )
         if text.lstrip().startswith("/"):
             return list(self.registry.complete(text))
         return []

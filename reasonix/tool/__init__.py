@@ -86,6 +86,8 @@ class ToolContext:
     cwd: Path | None = None
     write_roots: list[Path] = field(default_factory=list)
     forbid_read: list[Path] = field(default_factory=list)
+    # Reasonix's own secret files (config.paths.secret_paths()): never read, never written
+    secrets: list[Path] = field(default_factory=list)
     cancel: Cancel = field(default_factory=Cancel)
     bash_timeout: float = 120.0
     sandbox: Any = None  # permission.sandbox settings; None = run unsandboxed

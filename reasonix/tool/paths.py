@@ -16,6 +16,11 @@ Every built-in file tool turns the model's path argument into a real path here:
 * :func:`protected_paths` — Reasonix's own sessions, archive, memory and
   secrets; no writer touches them, whichever root would otherwise allow it.
 
+Secrets are ``ctx.secrets`` (the composition root fills it from
+``config.paths.secret_paths()``, the one list): provider keys, MCP OAuth
+tokens, serve's password hash and token file. They are never read, whatever
+``forbid_read`` says.
+
 Resolution (the escape-proof part): relative paths join ``ctx.cwd`` (else the
 workspace) and ``~`` is expanded; then the deepest *existing* ancestor
 (a dangling symlink counts as existing) goes through ``os.path.realpath`` and
@@ -117,16 +122,14 @@ def write_roots(ctx: ToolContext) -> list[Path]:
 
 
 def _secrets(ctx: ToolContext) -> list[Path]:
-    if ctx.config_dir is None:
-        return []
-    return _real_roots(Path(ctx.config_dir) / part for part in _SECRET_PARTS)
+    return _real_roots(ctx.secrets)
 
 
 def forbidden_roots(ctx: ToolContext) -> list[Path]:
     """The real paths of every ``forbid_read`` entry, plus Reasonix's own secrets.
 
-    Provider keys (``<config>/.env``) and OAuth tokens (``<config>/mcp-oauth``)
-    must not reach a model or a transcript through a file tool.
+    Provider keys, OAuth tokens, serve's password hash and token file
+    (``ctx.secrets``) must not reach a model or a transcript through a file tool.
     """
     roots = _real_roots(ctx.forbid_read)
     return roots + [s for s in _secrets(ctx) if s not in roots]
@@ -144,10 +147,9 @@ def _check_text(path: str | os.PathLike[str]) -> None:
         raise PathDenied(f"invalid path {path!r}: it is not valid Unicode text") from None
 
 
-# Reasonix's own records and secrets: no file tool writes them, even when the
+# Reasonix's own records: no file tool writes them (nor the secrets), even when the
 # config directory or the workspace (a run started in $HOME) contains them.
 _STATE_PARTS = ("sessions", "archive", "memory")
-_SECRET_PARTS = (".env", "mcp-oauth")
 
 
 def protected_paths(ctx: ToolContext) -> list[Path]:
@@ -159,8 +161,7 @@ def protected_paths(ctx: ToolContext) -> list[Path]:
     out: list[str | os.PathLike[str]] = []
     if ctx.state_dir is not None:
         out += [Path(ctx.state_dir) / part for part in _STATE_PARTS]
-    if ctx.config_dir is not None:
-        out += [Path(ctx.config_dir) / part for part in _SECRET_PARTS]
+    out += ctx.secrets
     explicit = _real_roots(ctx.write_roots)
     return [p for p in _real_roots(out) if not any(_under(r, p) for r in explicit)]
 
@@ -230,8 +231,8 @@ def resolve_read(ctx: ToolContext, path: str | os.PathLike[str]) -> Path:
     entry = _forbidding_entry(real, lexical, forbidden_roots(ctx))
     if entry is not None and entry in _secrets(ctx):
         raise PathDenied(
-            f"reading {os.fspath(path)!r} is not allowed: {entry} holds Reasonix's provider "
-            "keys or OAuth tokens, which file tools never show"
+            f"reading {os.fspath(path)!r} is not allowed: {entry} holds Reasonix's own "
+            "secrets (provider keys, tokens, password hashes), which no tool ever shows"
         )
     if entry is not None:
         raise PathDenied(

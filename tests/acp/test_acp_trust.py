@@ -50,9 +50,7 @@ def trust_asks(agent: AgentProcess) -> list[dict[str, object]]:
 
 
 @pytest.mark.parametrize("answer", ["trust-always", "trust-once"])
-def test_a_yes_applies_the_folders_hooks_from_the_first_prompt(
-    tmp_path: Path, answer: str
-) -> None:
+def test_a_yes_applies_the_folders_hooks_from_the_first_prompt(tmp_path: Path, answer: str) -> None:
     agent = AgentProcess({"session/request_permission": allow(answer)})
     with FakeServer("openai", [Turn.text_only("one"), Turn.text_only("two")]) as srv:
         ws = clone(tmp_path, srv.url)
@@ -95,7 +93,9 @@ def test_a_no_or_an_unanswerable_request_leaves_them_out(tmp_path: Path) -> None
     assert len(trust_asks(agent)) == 1
     assert not trust_store.is_trusted(ws)
     thoughts = "".join(
-        u["content"]["text"] for u in agent.updates(sid) if u["sessionUpdate"] == "agent_thought_chunk"
+        u["content"]["text"]
+        for u in agent.updates(sid)
+        if u["sessionUpdate"] == "agent_thought_chunk"
     )
     assert "untrusted workspace: skipped hook UserPromptSubmit" in thoughts
 

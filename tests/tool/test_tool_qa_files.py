@@ -235,13 +235,28 @@ def test_todo_auto_ids_never_collide_with_given_ones(tmp_path: Path) -> None:
     assert res.is_error
 
 
-def test_state_and_secrets_are_never_written(tmp_path: Path) -> None:
+def _secrets_of(home: Path, monkeypatch: pytest.MonkeyPatch) -> list[Path]:
+    """The one list of secret files (config.paths), for a home at ``home``."""
+    from reasonix.config.paths import secret_paths
+
+    monkeypatch.setenv("REASONIX_HOME", str(home))
+    return secret_paths()
+
+
+def test_state_and_secrets_are_never_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     home = tmp_path / "home" / ".reasonix"
     (home / "sessions" / "proj").mkdir(parents=True)
     (home / "sessions" / "proj" / "s.jsonl").write_text('{"role": "user"}\n')
     (home / ".env").write_text("DEEPSEEK_API_KEY=sk\n")
     # A run started in the home directory: the workspace contains the state too.
-    ctx = ToolContext(workspace=tmp_path / "home", state_dir=home, config_dir=home)
+    ctx = ToolContext(
+        workspace=tmp_path / "home",
+        state_dir=home,
+        config_dir=home,
+        secrets=_secrets_of(home, monkeypatch),
+    )
     for target in [
         "home/.reasonix/sessions/proj/s.jsonl",
         ".reasonix/sessions/proj/s.jsonl",
@@ -249,6 +264,7 @@ def test_state_and_secrets_are_never_written(tmp_path: Path) -> None:
         ".reasonix/archive/x.jsonl",
         ".reasonix/.env",
         ".reasonix/mcp-oauth/srv.json",
+        ".reasonix/serve-password",
     ]:
         with pytest.raises(PathDenied, match="never"):
             resolve_write(ctx, target if not target.startswith("home/") else str(tmp_path / target))
@@ -268,13 +284,13 @@ def test_state_and_secrets_are_never_written(tmp_path: Path) -> None:
         resolve_write(ctx, ".reasonix/sessions/proj/s.jsonl")
 
 
-def test_secrets_are_never_read_or_listed(tmp_path: Path) -> None:
+def test_secrets_are_never_read_or_listed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     home = tmp_path / ".reasonix"
     (home / "mcp-oauth").mkdir(parents=True)
     (home / "mcp-oauth" / "srv.json").write_text('{"access_token": "TOKEN123"}')
     (home / ".env").write_text("DEEPSEEK_API_KEY=sk-SECRET\n")
     (home / "config.toml").write_text("[agent]\n")
-    ctx = ToolContext(workspace=tmp_path, config_dir=home)
+    ctx = ToolContext(workspace=tmp_path, config_dir=home, secrets=_secrets_of(home, monkeypatch))
     for path in [".reasonix/.env", str(home / ".env"), ".reasonix/mcp-oauth/srv.json"]:
         res = read_file.TOOL.execute(json.dumps({"path": path}), ctx)
         assert res.is_error

@@ -70,7 +70,12 @@ class Commands:
         """``@`` candidates for the word being typed (one directory level per step)."""
         from reasonix.command.refs import complete_reference
 
-        got = complete_reference(word, workspace=self.rt.workspace, resources=self.resources)
+        got = complete_reference(
+            word,
+            workspace=self.rt.workspace,
+            resources=self.resources,
+            forbid_read=self.rt.tool_ctx.forbid_read,
+        )
         return [(c.text, c.description) for c in got]
 
     def expand(self, text: str) -> tuple[str, list[str]]:
