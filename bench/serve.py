@@ -140,8 +140,10 @@ class Serve:
             f'base_url = "http://127.0.0.1:{fake_port}"\nmodels = ["fake-model"]\n'
             'api_key_env = "FAKE_PROVIDER_KEY"\n'
         )
+        # the workspace is the bench's own, so it is trusted (its provider is a loopback fake)
         run_env = {"PATH": os.environ.get("PATH", ""), "HOME": str(tmp), "LANG": "C.UTF-8",
-                   "REASONIX_HOME": str(tmp / "rx"), "FAKE_PROVIDER_KEY": "sk-bench"}  # fmt: skip
+                   "REASONIX_HOME": str(tmp / "rx"), "FAKE_PROVIDER_KEY": "sk-bench",
+                   "REASONIX_TRUST_WORKSPACE": "1"}  # fmt: skip
         self.proc = subprocess.Popen(
             [bare_python(), str(pyz), "serve", "--port", "0"], cwd=ws, env=run_env,
             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,

@@ -210,6 +210,8 @@ def main() -> int:
         "LANG": "C.UTF-8",
         "FAKE_PROVIDER_KEY": "sk-fake",
         "REASONIX_CACHE_HOME": cache,
+        # the workspace the bench writes declares its (loopback) provider: trusted
+        "REASONIX_TRUST_WORKSPACE": "1",
     }
     prompt = "fix add() in calc.py and run its test"
     python = bare_python()

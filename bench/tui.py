@@ -218,6 +218,10 @@ def main() -> int:
         ws, fresh = tmp / "repo", tmp / "fresh"
         make_session(ws, srv.url, args.lines)
         make_session(fresh, srv.url, 0)
+        from reasonix.config.trust import grant
+
+        for trusted in (ws, fresh):  # as a user would, once: the chat then checks the store
+            grant(trusted)
         first_paint(ours, env, fresh, b"Ask anything")  # warm-up: unpack the archive once
         # "to compact)" is in the footer once the resumed transcript is loaded and measured.
         ours_keys = latency([*ours, "-c"], env, ws, b"to compact)", args.keys)

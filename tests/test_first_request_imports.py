@@ -36,7 +36,8 @@ ALLOWED: frozenset[str] = frozenset(
     reasonix.config.mcp reasonix.config.model reasonix.config.paths reasonix.config.presets
     reasonix.config.providers reasonix.config.safe_read reasonix.config.schema
     reasonix.config.tomledit reasonix.config.tomlparse reasonix.config.tomlsimple
-    reasonix.config.trust reasonix.config.trust_rules
+    reasonix.config.home reasonix.config.trust reasonix.config.trust_rules
+    reasonix.config.trust_store
     reasonix.provider reasonix.provider.base reasonix.provider.budget reasonix.provider.http
     reasonix.provider.h1 reasonix.provider.openai reasonix.provider.openai.fold
     reasonix.provider.openai.wire reasonix.provider.overflow reasonix.provider.probe

@@ -47,10 +47,10 @@ def execute(args: argparse.Namespace) -> int:
     if args.list:
         rows = trust.trusted_workspaces()
         if args.json:
-            print(json.dumps([{"workspace": p, "trusted_at": t} for p, t in rows]))
+            print(json.dumps([{"workspace": p} for p in rows]))
         else:
-            for path, when in rows:
-                print(printable(f"{path}  (since {when})"))
+            for path in rows:
+                print(printable(path))
             if not rows:
                 print("no trusted workspaces")
         return 0

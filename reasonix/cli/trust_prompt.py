@@ -8,8 +8,9 @@ only; anything else runs with those declarations left out (the runtime's
 notices then name each one). Nobody is asked when stdin or stdout is not a
 terminal: that is a headless start.
 
-The common case (no declaration file, or an answer in the environment) costs a
-few ``stat`` calls and imports nothing, so the chat's first frame does not wait.
+The common cases (no declaration file, an answer in the environment, a folder
+already trusted) cost a few ``stat`` calls and one small read with nothing but
+:mod:`os`, so the chat's first frame does not wait.
 """
 
 from __future__ import annotations
@@ -52,9 +53,13 @@ def describe(items: list[TrustItem]) -> str:
 
 
 def _needs_question(workspace: str) -> bool:
-    if os.environ.get("REASONIX_TRUST_WORKSPACE", "").strip().lower() in ("1", "true", "yes", "on"):
+    from reasonix.config import trust_store
+
+    if trust_store.env_trusts():
         return False
-    return any(os.path.exists(os.path.join(workspace, f)) for f in DECLARATION_FILES)
+    if not any(os.path.exists(os.path.join(workspace, f)) for f in DECLARATION_FILES):
+        return False
+    return not trust_store.is_trusted(workspace)
 
 
 def settle_trust(workspace_arg: str | None, *, allow_once: bool = True) -> bool | None:
@@ -77,8 +82,6 @@ def settle_trust(workspace_arg: str | None, *, allow_once: bool = True) -> bool 
     from reasonix.config import trust
     from reasonix.errors import ConfigError
 
-    if trust.is_trusted(workspace):
-        return None
     try:
         items = config_mod.workspace_trust(Path(workspace)).items
     except ConfigError:

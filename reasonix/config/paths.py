@@ -12,6 +12,7 @@ import os
 from pathlib import Path
 
 from reasonix.charsets import ASCII_ALNUM
+from reasonix.config.home import home_str
 from reasonix.digest import sha256_hex
 
 __all__ = [
@@ -43,14 +44,7 @@ def home_dir() -> Path:
 
     On Windows the default is ``%APPDATA%\\reasonix`` (CFG-2).
     """
-    override = os.environ.get("REASONIX_HOME")
-    if override:
-        return Path(override).expanduser()
-    if os.name == "nt":
-        appdata = os.environ.get("APPDATA")
-        if appdata:
-            return Path(appdata) / "reasonix"
-    return Path.home() / ".reasonix"
+    return Path(home_str())
 
 
 def state_dir() -> Path:
@@ -92,7 +86,7 @@ _SECRET_NAMES = (
     "remote/serve/token",
     # not a credential, but the user's trust answers: nothing a model runs may read or
     # write it, so a checkout cannot trust itself (config/trust.py)
-    "trusted-workspaces.json",
+    "trusted-workspaces",
 )
 _registered: list[Path] = []  # secrets named at run time (serve's --token-file)
 

@@ -1,12 +1,12 @@
-"""Workspace trust: the folders the user has trusted, and how a process learns its answer.
+"""Workspace trust: what a process learns about its workspace, and what trust covers.
 
 A cloned repository is not the user. What a workspace declares that runs code
 or widens reach (hooks, MCP servers, providers at other hosts, allow rules,
 wider permission modes, sandbox changes; :mod:`reasonix.config.trust_rules`)
-takes effect only once the user trusts the workspace. The answer lives in the
-user's home (``<home>/trusted-workspaces.json``), never in the workspace, keyed
-by the workspace's real path, so a checkout cannot trust itself and a symlink
-to a trusted folder is the trusted folder.
+takes effect only once the user trusts the workspace. The user's answers live
+in their home (:mod:`reasonix.config.trust_store`), never in the workspace,
+keyed by the workspace's real path, so a checkout cannot trust itself and a
+symlink to a trusted folder is the trusted folder.
 
 A process is trusted for its workspace when, in this order:
 
@@ -15,19 +15,21 @@ A process is trusted for its workspace when, in this order:
 2. ``REASONIX_TRUST_WORKSPACE=1`` is in the environment (CI containers, test
    harnesses);
 3. the store lists the workspace's real path.
-
-A store that cannot be read counts as empty: an unreadable answer is "not
-trusted", never "trusted" (fail closed).
 """
 
 from __future__ import annotations
 
-import json
-import os
-import time
 from pathlib import Path
 
-from reasonix.config import paths
+from reasonix.config.trust_store import (
+    TRUST_ENV,
+    env_trusts,
+    grant,
+    is_trusted,
+    revoke,
+    store_file,
+    trusted_workspaces,
+)
 from reasonix.lazy import dataclass, field
 
 __all__ = [
@@ -35,17 +37,13 @@ __all__ = [
     "TrustItem",
     "WorkspaceTrust",
     "decide",
+    "env_trusts",
     "grant",
     "is_trusted",
     "revoke",
     "store_path",
     "trusted_workspaces",
 ]
-
-TRUST_ENV = "REASONIX_TRUST_WORKSPACE"
-_YES = frozenset({"1", "true", "yes", "on"})
-_STORE_NAME = "trusted-workspaces.json"
-_STORE_LIMIT = 4 * 1024 * 1024  # a store larger than this is not ours
 
 
 @dataclass(frozen=True)
@@ -88,73 +86,8 @@ class WorkspaceTrust:
 
 
 def store_path() -> Path:
-    """``<home>/trusted-workspaces.json``: the user's answers, never in a workspace."""
-    return paths.home_dir() / _STORE_NAME
-
-
-def _key(workspace: Path | str) -> str:
-    return os.path.realpath(os.fspath(workspace))
-
-
-def _read() -> dict[str, dict[str, object]]:
-    """The store's entries; an absent, unreadable or malformed store is empty."""
-    try:
-        with open(store_path(), "rb") as fh:
-            raw = fh.read(_STORE_LIMIT + 1)
-    except OSError:
-        return {}
-    if len(raw) > _STORE_LIMIT:
-        return {}
-    try:
-        data = json.loads(raw)
-    except ValueError:
-        return {}
-    entries = data.get("workspaces") if isinstance(data, dict) else None
-    if not isinstance(entries, dict):
-        return {}
-    return {k: v if isinstance(v, dict) else {} for k, v in entries.items() if isinstance(k, str)}
-
-
-def _write(entries: dict[str, dict[str, object]]) -> None:
-    from reasonix.config.atomic import write_atomic
-
-    text = json.dumps({"version": 1, "workspaces": entries}, indent=2, sort_keys=True)
-    write_atomic(store_path(), text + "\n", mode=0o600)
-
-
-def is_trusted(workspace: Path | str) -> bool:
-    """True when the store lists ``workspace``'s real path."""
-    return _key(workspace) in _read()
-
-
-def trusted_workspaces() -> list[tuple[str, str]]:
-    """``(real path, when)`` for every trusted workspace, sorted by path."""
-    return sorted((k, str(v.get("trusted_at", ""))) for k, v in _read().items())
-
-
-def grant(workspace: Path | str) -> str:
-    """Record that the user trusts ``workspace``; returns the real path recorded."""
-    key = _key(workspace)
-    entries = _read()
-    entries[key] = {"trusted_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
-    _write(entries)
-    return key
-
-
-def revoke(workspace: Path | str) -> bool:
-    """Forget the trust in ``workspace``; False when it was not trusted."""
-    key = _key(workspace)
-    entries = _read()
-    if key not in entries:
-        return False
-    del entries[key]
-    _write(entries)
-    return True
-
-
-def env_trusts() -> bool:
-    """True when ``REASONIX_TRUST_WORKSPACE`` says yes for this process."""
-    return os.environ.get(TRUST_ENV, "").strip().lower() in _YES
+    """``<home>/trusted-workspaces``: the user's answers, never in a workspace."""
+    return Path(store_file())
 
 
 def decide(workspace: Path | str, flag: bool | None = None) -> tuple[bool, str]:

@@ -58,14 +58,20 @@ runpy.run_module("reasonix", run_name="__main__")
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="a POSIX pseudo-terminal")
+@pytest.mark.parametrize("trusted_by", ["environment", "store"])
 def test_the_first_frame_is_drawn_before_the_runtime_and_its_heavy_modules(
-    tmp_path: Path,
+    tmp_path: Path, trusted_by: str
 ) -> None:
     python = clean_python(tmp_path)
     ws, out = tmp_path / "repo", tmp_path / "modules.txt"
     with FakeServer("openai", []) as srv:
-        write_project(ws, srv.url)
+        write_project(ws, srv.url)  # it declares a provider: the folder must be trusted
         env = {**clean_env(tmp_path), "TERM": "xterm-256color"}
+        if trusted_by == "store":  # as a user trusts it: the check before the frame reads the store
+            del env["REASONIX_TRUST_WORKSPACE"]
+            home = Path(env["REASONIX_HOME"])
+            home.mkdir(parents=True, exist_ok=True)
+            (home / "trusted-workspaces").write_text(f"{ws.resolve()}\n")
         term = Term([python, "-c", _DRIVER, str(out)], ws, env)
         try:
             term.expect("Ask anything")

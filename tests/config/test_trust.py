@@ -84,19 +84,38 @@ def test_trust_is_recorded_in_the_home_by_real_path_and_can_be_revoked(tmp_path:
     assert store.is_trusted(ws) and store.is_trusted(link)
     assert store.store_path().parent == paths.home_dir()
     assert not (ws / store.store_path().name).exists()  # nothing is written in the workspace
-    assert [p for p, _ in store.trusted_workspaces()] == [os.path.realpath(ws)]
+    assert store.trusted_workspaces() == [os.path.realpath(ws)]
+    store.grant(ws)  # twice is once
+    assert store.trusted_workspaces() == [os.path.realpath(ws)]
     assert oct(store.store_path().stat().st_mode & 0o777) == "0o600"
     assert store.revoke(ws) is True
     assert not store.is_trusted(link)
     assert store.revoke(ws) is False
 
 
-@pytest.mark.parametrize("content", ["{not json", '{"workspaces": ["x"]}', "[]", ""])
-def test_an_unreadable_store_trusts_nothing(tmp_path: Path, content: str) -> None:
+@pytest.mark.parametrize("content", ["", "# only a comment\n", "/elsewhere\n", "REPO/sub\n"])
+def test_a_store_that_does_not_list_the_folder_trusts_nothing(tmp_path: Path, content: str) -> None:
     ws = tmp_path / "repo"
     ws.mkdir()
-    write(store.store_path(), content)
+    write(store.store_path(), content.replace("REPO", os.path.realpath(ws)))
     assert store.decide(ws) == (False, "")
+
+
+def test_an_unreadable_store_trusts_nothing(tmp_path: Path) -> None:
+    ws = tmp_path / "repo"
+    ws.mkdir()
+    store.store_path().mkdir(parents=True)  # a directory where the file should be
+    assert store.decide(ws) == (False, "")
+
+
+def test_the_home_string_is_the_home_directory(monkeypatch: pytest.MonkeyPatch) -> None:
+    from reasonix.config.home import home_str
+
+    for value in ("/srv/rx", "~/rx"):
+        monkeypatch.setenv("REASONIX_HOME", value)
+        assert Path(home_str()) == paths.home_dir()
+    monkeypatch.delenv("REASONIX_HOME")
+    assert Path(home_str()) == paths.home_dir() == Path.home() / ".reasonix"
 
 
 def test_the_environment_and_the_flag_decide_before_the_store(

@@ -153,8 +153,8 @@ def test_the_chat_asks_once_and_remembers_yes(pyz: Path, tmp_path: Path) -> None
         term.send("\x04")  # Ctrl-D leaves
         assert term.close() == 0
         assert "untrusted workspace" not in term.screen
-        store = json.loads((tmp_path / "rx" / "trusted-workspaces.json").read_text())
-        assert list(store["workspaces"]) == [str(ws.resolve())]
+        store = (tmp_path / "rx" / "trusted-workspaces").read_text().splitlines()
+        assert [line for line in store if not line.startswith("#")] == [str(ws.resolve())]
         assert (ws / "toml-hook").exists()  # the clone's UserPromptSubmit hook ran
         # asked once: the next start goes straight to the chat
         term = _chat(pyz, ws, env)
@@ -182,4 +182,4 @@ def test_the_chat_answered_no_leaves_them_out_and_says_so(pyz: Path, tmp_path: P
         for name in ("hook-ran", "toml-hook", "mcp-ran"):
             assert not (ws / name).exists(), name
         assert evil.requests == [] and evil.meta_requests == []
-        assert not (tmp_path / "rx" / "trusted-workspaces.json").exists()
+        assert not (tmp_path / "rx" / "trusted-workspaces").exists()
