@@ -45,6 +45,13 @@ def _find(name: str, cwd: Path) -> McpServerConfig:
     for server in cfg.mcp_servers:
         if server.name == name:
             return expand_server(server, chain_lookup(cfg.project_env, environ_lookup))
+    if any(
+        i.kind == "mcp" and i.text.startswith(f"MCP server {name!r} ") for i in cfg.trust.skipped
+    ):
+        raise ConfigError(
+            f"MCP server {name!r} is declared by this workspace, which is not trusted; "
+            "run `reasonix trust` here first if you trust it"
+        )
     known = ", ".join(s.name for s in cfg.mcp_servers) or "none"
     raise ConfigError(f"no MCP server named {name!r} (configured: {known})")
 

@@ -119,6 +119,10 @@ def _list(args: argparse.Namespace) -> int:
     from reasonix.config import load
 
     cfg = load(Path.cwd(), check_mcp_vars=False)
+    for item in cfg.trust.skipped:  # on stderr: stdout's rows stay one server each
+        if item.kind == "mcp":
+            note = f"{item.line()}: not started, this workspace is not trusted (`reasonix trust`)"
+            print(printable(note, keep_newlines=False), file=sys.stderr)
     if not cfg.mcp_servers:
         print("no MCP servers declared (add one with `reasonix mcp add`)")
         return 0
@@ -239,6 +243,15 @@ def _add(args: argparse.Namespace) -> int:
     sep = "" if not text or text.endswith("\n\n") else ("\n" if text.endswith("\n") else "\n\n")
     _write_checked(target, text + sep + server_block(fields))
     print(f"added MCP server {args.name!r} ({kind}) to {target}")
+    if not args.global_:
+        from reasonix.config.trust import decide
+
+        if not decide(Path.cwd())[0]:
+            print(
+                "note: this workspace is not trusted, so its MCP servers do not start; "
+                "run `reasonix trust` here if you trust it (or add the server with --global)",
+                file=sys.stderr,
+            )
     return 0
 
 
@@ -307,7 +320,9 @@ def _remove(args: argparse.Namespace) -> int:
     if args.global_:
         path = _target(args)
     else:
-        effective = {s.name: s for s in load(Path.cwd(), check_mcp_vars=False).mcp_servers}
+        # removing a declaration narrows: the workspace's own count even untrusted
+        declared = load(Path.cwd(), check_mcp_vars=False, trust=True).mcp_servers
+        effective = {s.name: s for s in declared}
         if name not in effective:
             raise UsageError(f"no MCP server named {name!r} is declared")
         path = Path(effective[name].source)

@@ -74,3 +74,28 @@ def test_list_check_connects(project: Path, capsys: pytest.CaptureFixture[str]) 
     out = capsys.readouterr().out
     assert "sdk: ready" in out and "  - echo" in out
     assert "broken: failed" in out
+
+
+@pytest.mark.usefixtures("untrusted")
+def test_an_untrusted_workspaces_servers_are_named_not_started(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (project / ".mcp.json").write_text(
+        '{"mcpServers": {"clone": {"url": "http://127.0.0.1:9/mcp"}}}'
+    )
+    assert main(["mcp", "list"]) == 0
+    out, err = capsys.readouterr()
+    assert "no MCP servers declared" in out
+    assert "MCP server 'clone' connects to http://127.0.0.1:9/mcp" in err
+    assert "not trusted" in err and "reasonix trust" in err
+    assert main(["mcp", "auth", "clone"]) == 2
+    assert "not trusted" in capsys.readouterr().err
+    assert main(["mcp", "add", "mine", "--", "my-server"]) == 0
+    assert "not trusted" in capsys.readouterr().err
+    assert main(["mcp", "remove", "clone"]) == 0  # removing narrows: no trust needed
+    assert "clone" not in (project / ".mcp.json").read_text()
+    assert main(["trust"]) == 0
+    capsys.readouterr()
+    assert main(["mcp", "list"]) == 0
+    out, err = capsys.readouterr()
+    assert out.startswith("mine\tstdio") and err == ""
