@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 __all__ = [
+    "FINISH_REASONS",
     "Chunk",
     "ChunkKind",
     "Message",
@@ -44,6 +45,9 @@ class ToolCall:
     id: str
     name: str
     arguments: str = "{}"
+    # the output limit cut the call before its arguments were complete (the kind's
+    # fold sets it); such a call is never run (reasonix.agent.loop)
+    truncated: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form used in transcripts."""
@@ -180,6 +184,10 @@ class Usage:
         self.web_search_requests += other.web_search_requests
 
 
+# How a response ended, in one vocabulary for every provider kind (Chunk.finish_reason).
+FINISH_REASONS = ("complete", "tool_calls", "length", "refusal", "content_filter", "error")
+
+
 class ChunkKind(str, enum.Enum):
     """What a streamed :class:`Chunk` carries."""
 
@@ -201,8 +209,13 @@ class Chunk:
     ``search`` for WEB_SEARCH (yielded as soon as the vendor's search result
     arrives), ``finish_reason`` and ``reasoning_meta`` for DONE, ``error`` for ERROR.
 
-    ``finish_reason`` is normalised to ``stop``, ``tool_calls``, ``length`` or
-    ``content_filter`` where the vendor's value maps. ``reasoning_meta`` holds
+    ``finish_reason`` is one of :data:`FINISH_REASONS`, whatever the vendor
+    called it: ``complete`` (the model ended its answer), ``tool_calls``,
+    ``length`` (the output limit cut it), ``refusal`` (the model or the
+    provider declined; the refusal text itself streams as TEXT), ``content_filter``
+    (the provider's filter cut or blocked it) and ``error`` (the provider ended
+    the response as failed). ``detail`` is the vendor's own explanation where it
+    gives one (an incomplete reason, a refusal's category). ``reasoning_meta`` holds
     replay data keyed by kind (``"anthropic"``, ``"responses"``) for the caller
     to store in the assistant ``Message.reasoning_meta``. The built-in kinds
     raise typed errors from the iterator instead of yielding ERROR chunks.
@@ -213,6 +226,7 @@ class Chunk:
     tool_call: ToolCall | None = None
     usage: Usage | None = None
     finish_reason: str = ""
+    detail: str = ""
     reasoning_meta: dict[str, Any] = field(default_factory=dict)
     error: Exception | None = None
     search: WebSearchCall | None = None
