@@ -54,7 +54,14 @@ from .toolcalls import KINDS, CallBoard, describe, diff_content, parse_args, tex
 
 __all__ = ["STOP_REASONS", "TurnRelay"]
 
-STOP_REASONS = {"complete": "end_turn", "max_steps": "max_turn_requests", "cancelled": "cancelled"}
+STOP_REASONS = {
+    "complete": "end_turn",
+    "max_steps": "max_turn_requests",
+    "cancelled": "cancelled",
+    "max_tokens": "max_tokens",  # the output limit cut the answer (issue 33)
+    "refusal": "refusal",
+    "content_filter": "refusal",  # ACP has no filter reason: the provider refused
+}
 _PLAN_STATUSES = ("pending", "in_progress", "completed")
 
 TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)

@@ -170,7 +170,9 @@ class Done:
     """The run ended; ``result`` is the final answer text.
 
     ``reason`` is ``complete`` (the model answered without tools),
-    ``max_steps`` (the tool-round budget ran out) or ``cancelled``; the host adds
+    ``max_steps`` (the tool-round budget ran out), ``cancelled``, ``max_tokens``
+    (the output limit cut the answer), ``refusal`` (the model or provider
+    declined) or ``content_filter`` (the provider's filter stopped it); the host adds
     ``plan_saved``, ``awaiting_approval``, ``goal_paused`` and ``goal_blocked``.
     """
 

@@ -48,7 +48,7 @@ from reasonix.tool import Registry, ToolContext, ToolResult
 
 from . import oversize
 from .budget import OutputBudget
-from .events import Done, Error, Event, Notice, StepStart, ToolEnd
+from .events import Done, Error, Event, Notice, StepStart, TextDelta, ToolEnd
 from .execute import EventApprover, run_in_worker
 from .nudge import ProgressWatch
 from .ports import ContextLike, GateLike
@@ -64,6 +64,12 @@ if TYPE_CHECKING:  # the hook runner exists only when hooks are configured
 __all__ = ["AUTO_MAX_STEPS", "Agent"]
 
 AUTO_MAX_STEPS = 200  # D5: max_steps = 0 means this safety bound
+# answers that end the turn however they ended (finish reason -> Done.reason)
+_ENDS = {"length": "max_tokens", "refusal": "refusal", "content_filter": "content_filter"}
+_EMPTY_END = {  # what is shown when such an answer came with no text at all
+    "refusal": "refused by the provider",
+    "content_filter": "blocked by the provider's content filter",
+}
 
 
 class _Stop(Exception):
@@ -113,6 +119,8 @@ class Agent:
         self.history, self._watch = session.messages(), ProgressWatch()
         self._pending: Message | None = None  # the new user message until the model takes it
         self._title = ""
+        self._finish = ("", "")  # the last answer's finish reason and the vendor's detail
+        self._cut_calls = ""  # tool calls of the last answer the output limit cut (not run)
         self._close_dangling_calls()
 
     # -- transcript -------------------------------------------------------------
@@ -158,6 +166,8 @@ class Agent:
                 reply = yield from self._ask(cancel, steps + 1)
                 reply, refused = self._bound_calls(reply)
                 self._append(reply)
+                if not reply.tool_calls and self._finish[0] in _ENDS:
+                    raise _Stop(_ENDS[self._finish[0]], reply.content)
                 if not reply.tool_calls:
                     again = yield from self._stop_hooks(stop_hook_active)
                     if again is None or steps + 1 >= self.max_steps:
@@ -285,12 +295,21 @@ class Agent:
         record = {"type": "web_search", "id": found.id, "query": found.query, "results": results}
         self.session.append({**record, **({"error": found.error} if found.error else {})})
 
+    def _finished(self, reason: str, detail: str) -> None:
+        self._finish = (reason, detail)
+
     def _ask(self, cancel: Cancel, step: int) -> Generator[Event, None, Message]:
-        """Stream one answer; an empty one is retried once with the same frozen request."""
+        """Stream one answer; an empty one is retried once with the same frozen request.
+
+        An answer that ended other than normally is not retried: a refusal or a
+        filter's block is shown and ends the turn, and tool calls the output limit
+        cut are dropped unrun (:meth:`_ended`).
+        """
         request = yield from self._request(cancel)
         empty = 0
         while True:
             yield StepStart(step)
+            self._finish = ("", "")
             try:
                 reply = yield from stream_reply(
                     self.provider,
@@ -300,6 +319,7 @@ class Agent:
                     self._observe,
                     self._commit,
                     searched=self._searched,
+                    finished=self._finished,
                 )
             except StreamCancelled as err:
                 self._commit()
@@ -321,12 +341,45 @@ class Agent:
                     request.max_tokens = self.budget.max_tokens(self._prompt_tokens)
                 continue
             self._commit()
+            if self._finish[0] in _ENDS:
+                return (yield from self._ended(reply))
             if reply.content or reply.tool_calls:
                 return reply
             empty += 1
             if empty > 1:
                 raise ProviderError("the model sent an empty response twice")
             yield Notice("retry_empty", "the model sent an empty response; retrying once")
+
+    def _ended(self, reply: Message) -> Generator[Event, None, Message]:
+        """An answer the output limit cut, a refusal or a filter's block: say so, never retry.
+
+        A tool call cut before its arguments were complete is dropped, not run:
+        the transcript keeps the rest of the answer exactly as the model produced
+        it (no call whose result could not exist), and the model reads why in the
+        last result of the calls that did complete.
+        """
+        reason, detail = self._finish
+        cut = [c for c in reply.tool_calls if c.truncated]
+        if cut:
+            reply = replace(reply, tool_calls=[c for c in reply.tool_calls if not c.truncated])
+            names = ", ".join(c.name for c in cut)
+            yield Notice(
+                "truncated",
+                f"the output limit cut a tool call ({names}) before its arguments were "
+                "complete; it was not run",
+            )
+            self._cut_calls = names
+        if reason == "length" and not reply.tool_calls:
+            yield Notice("truncated", "the answer was cut at the output limit (max_tokens)")
+        elif reason in ("refusal", "content_filter") and not reply.content:
+            said = _EMPTY_END[reason] + (f": {detail}" if detail else "")
+            yield TextDelta(said)
+            reply = replace(reply, content=said)
+        if reason == "refusal":
+            yield Notice("refusal", "the model declined to answer; the request was not retried")
+        elif reason == "content_filter":
+            yield Notice("content_filter", "the provider's content filter stopped the answer")
+        return reply
 
     def _bound_calls(self, reply: Message) -> tuple[Message, dict[int, str]]:
         """Calls whose arguments could never fit the window: kept short, not run.
@@ -378,6 +431,13 @@ class Agent:
         ]
         self.telemetry.count("tool_calls", len(calls))
         nudge = self._watch.after_round(self.tool_ctx.extra.get("todos"))  # LOOP-8
+        cut, self._cut_calls = self._cut_calls, ""
+        if cut:  # the model must learn that a call it sent was never run
+            nudge = (
+                f"[your tool call {cut} after this one was cut by the output limit before its "
+                "arguments were complete, so it was not run; send it again, in smaller parts "
+                "if it was long]" + ("\n\n" + nudge if nudge else "")
+            )
         for i, (call, result) in enumerate(zip(calls, results, strict=True)):
             text = result.content + ("\n\n" + nudge if nudge and i == len(calls) - 1 else "")
             raw = result.raw_content if result.raw_content != result.content else ""

@@ -46,12 +46,15 @@ def stream_reply(
     observe: Callable[[Usage], None],
     on_first: Callable[[], None] | None = None,
     searched: Callable[[WebSearchCall], None] | None = None,
+    finished: Callable[[str, str], None] | None = None,
 ) -> Generator[Event, None, Message]:
     """Stream ``request``; yield deltas, server-side searches and usage; return the message.
 
     ``on_first`` is called once, before the first chunk is handled: the
     server has taken the request (a refusal arrives before any chunk).
     ``searched`` sees each provider-side web search as it arrives (the agent records it).
+    ``finished`` gets the answer's finish reason (``FINISH_REASONS``) and the
+    vendor's explanation, when the stream ends.
     """
     text: list[str] = []
     reasoning: list[str] = []
@@ -80,6 +83,8 @@ def stream_reply(
                 yield UsageReport(step, chunk.usage)
             elif chunk.kind is ChunkKind.DONE:
                 meta = chunk.reasoning_meta
+                if finished is not None:
+                    finished(chunk.finish_reason, chunk.detail)
             elif chunk.kind is ChunkKind.ERROR:
                 raise chunk.error or ProviderStreamError("the stream reported an error")
         cancel.raise_if_cancelled()

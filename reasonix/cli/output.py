@@ -158,7 +158,12 @@ class EventLog:
             self.fh = None
 
 
-_OK_REASONS = frozenset({"complete", "plan_saved", "awaiting_approval", "goal_paused"})
+# max_tokens: the answer is there, cut at the output limit; the subtype says so (issue 33)
+_OK_REASONS = frozenset(
+    {"complete", "plan_saved", "awaiting_approval", "goal_paused", "max_tokens"}
+)
+# subtypes beyond success / error_during_execution, by stop reason
+_SUBTYPES = {"max_tokens": "truncated", "refusal": "refused", "content_filter": "filtered"}
 
 
 @dataclass
@@ -167,7 +172,7 @@ class RunOutcome:
 
     result: str = ""
     # complete | max_steps | cancelled | error | plan_saved | awaiting_approval |
-    # goal_paused | goal_blocked | plan_rejected
+    # goal_paused | goal_blocked | plan_rejected | max_tokens | refusal | content_filter
     reason: str = ""
     error: str = ""
     error_type: str = ""
@@ -196,7 +201,8 @@ def result_object(
     cost = estimate_cost(total, price)
     obj: dict[str, Any] = {
         "type": "result",
-        "subtype": "success" if outcome.ok else "error_during_execution",
+        "subtype": _SUBTYPES.get(outcome.reason)
+        or ("success" if outcome.ok else "error_during_execution"),
         "is_error": not outcome.ok,
         "duration_ms": duration_ms,
         "num_turns": outcome.num_turns,

@@ -359,6 +359,12 @@ def _collect(event: Event, outcome: RunOutcome) -> None:
             outcome.error, outcome.error_type = "the run was cancelled", "Cancelled"
         elif event.reason == "max_steps":
             outcome.error, outcome.error_type = "the step budget ran out (--max-steps)", "MaxSteps"
+        elif event.reason in ("refusal", "content_filter"):
+            what = (
+                "the model declined" if event.reason == "refusal" else "a content filter stopped it"
+            )
+            outcome.error = f"{what}: {event.result}" if event.result else what
+            outcome.error_type = "Refusal" if event.reason == "refusal" else "ContentFilter"
         elif event.reason == "goal_blocked":
             outcome.error, outcome.error_type = (
                 f"the goal is blocked: {event.result}",
@@ -402,6 +408,9 @@ def _show_text(event: Event) -> None:
         "plan",
         "planner",
         "goal",
+        "truncated",
+        "refusal",
+        "content_filter",
     ):
         sys.stderr.write(printable(f"[{event.text}]") + "\n")
     elif isinstance(event, ToolEnd) and event.is_error:
