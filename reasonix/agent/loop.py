@@ -113,6 +113,9 @@ class Agent:
         self.hooks = hooks  # the user's hook commands (SessionStart, UserPromptSubmit, Stop)
         # notices to show before a turn (instructions or MCP servers changed since the start)
         self.turn_notices: Callable[[], list[str]] | None = None
+        # asked before every model request after a tool round: the name of a spent budget
+        # ends the turn there ("budget"), e.g. a goal's (coordinator/host.py)
+        self.before_request: Callable[..., str] | None = None
         self._session_started = False
         self.tools = [ToolSchema(**s) for s in registry.schemas()]  # frozen for the session
         self.telemetry = Telemetry()
@@ -162,8 +165,14 @@ class Agent:
             for note in recorder.take_notices() if recorder is not None else ():
                 yield Notice("checkpoint", note)  # the store failed (last turn's end, or now)
             stop_hook_active = False
+            last = ""
             while True:
+                spent = self.before_request() if self.before_request and steps else ""
+                if spent:
+                    yield Notice("budget", f"the {spent} budget is spent; no further request")
+                    raise _Stop("budget", last)
                 reply = yield from self._ask(cancel, steps + 1)
+                last = reply.content
                 reply, refused = self._bound_calls(reply)
                 self._append(reply)
                 if not reply.tool_calls and self._finish[0] in _ENDS:
@@ -341,6 +350,8 @@ class Agent:
                     request.max_tokens = self.budget.max_tokens(self._prompt_tokens)
                 continue
             self._commit()
+            for note in getattr(self.provider, "take_notices", list)():  # a refused parameter
+                yield Notice("provider", note)  # left out and the request sent again (issue 33)
             if self._finish[0] in _ENDS:
                 return (yield from self._ended(reply))
             if reply.content or reply.tool_calls:

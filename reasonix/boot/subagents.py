@@ -167,7 +167,9 @@ class Wiring:
         prim.default_model = lambda: runtime.resolved.ref
         prim.default_effort = lambda: str(runtime.agent.effort or "")
         prim.ask = runtime.approver if runtime.interactive else None
-        prim.factory = child_factory(lambda: runtime.options, lambda: runtime.mode)
+        prim.factory = child_factory(
+            lambda: runtime.options, lambda: runtime.mode, lambda: runtime.agent.before_request
+        )
 
 
 def _unbound(request: ChildRequest) -> ChildRuntime:
@@ -249,8 +251,17 @@ def _deferred_tools(wiring: Wiring, names: list[str]) -> list[Any]:
     ]
 
 
-def child_factory(options: Callable[[], RuntimeOptions], mode: Callable[[], str]) -> ChildFactory:
-    """The ChildFactory port: the parent's run flags + the request → ``build_runtime``."""
+def child_factory(
+    options: Callable[[], RuntimeOptions],
+    mode: Callable[[], str],
+    budget: Callable[[], Callable[..., str] | None] | None = None,
+) -> ChildFactory:
+    """The ChildFactory port: the parent's run flags + the request → ``build_runtime``.
+
+    ``budget`` gives the parent agent's budget check of the moment (a goal's, during
+    a goal turn): the child asks it before each of its own requests, counting its own
+    tokens too, so a sub-agent cannot spend past the goal's budget either.
+    """
 
     def make(request: ChildRequest) -> Runtime:
         from .runtime import build_runtime
@@ -272,7 +283,17 @@ def child_factory(options: Callable[[], RuntimeOptions], mode: Callable[[], str]
             trust=base.trust,  # the parent's answer for this run (--trust, a yes just given)
             child=request,
         )
-        return build_runtime(child)
+        rt = build_runtime(child)
+        check = budget() if budget is not None else None
+        if check is not None:
+            spent_by = rt.agent.telemetry
+
+            def child_check() -> str:
+                own = spent_by.total
+                return check(extra_tokens=own.input_tokens + own.output_tokens)
+
+            rt.agent.before_request = child_check
+        return rt
 
     return make
 

@@ -15,7 +15,7 @@ import pytest
 from coord_kit import EXEC, bodies, project
 from fakes import FakeServer, ToolSpec, Turn
 
-from reasonix.agent.events import Done, Event, Phase
+from reasonix.agent.events import Done, Event, Phase, ToolEnd
 from reasonix.boot import RuntimeOptions, build_runtime
 from reasonix.cancel import Cancel
 from reasonix.cli.main import main
@@ -81,8 +81,8 @@ def test_a_fifty_round_goal_runs_to_completion_without_a_pause(ws: Path) -> None
 def test_a_token_budget_pauses_and_resume_keeps_the_statistics(ws: Path) -> None:
     script = [
         read("a.txt", 0), Turn.text_only("one", usage=USAGE),  # 700 tokens: go on
-        read("b.txt", 1), Turn.text_only("two", usage=USAGE),  # 1400 >= 1000: pause
-        complete(),                                             # after /goal resume
+        read("b.txt", 1),  # 1050 >= 1000: no further request in this turn, pause
+        Turn.text_only("two", usage=USAGE), complete(),         # after /goal resume
     ]  # fmt: skip
     with FakeServer("openai", script) as srv:
         project(ws, srv.url, planner=False, agent="goal_token_budget = 1000")
@@ -95,17 +95,46 @@ def test_a_token_budget_pauses_and_resume_keeps_the_statistics(ws: Path) -> None
             assert isinstance(paused, Done) and paused.reason == "goal_paused", paused
             goal = rt.host.goals.goal
             assert goal is not None and goal.status == "paused"
-            assert goal.reason == "budget_spend:tokens" and goal.stats.tokens == 1400
-            assert len(srv.requests) == 4
+            assert goal.reason == "budget_spend:tokens" and goal.stats.tokens == 1050
+            assert len(srv.requests) == 3
             status = events_of(rt, "/goal status")
-            assert len(srv.requests) == 4 and "paused" in str(status[-1])
+            assert len(srv.requests) == 3 and "paused" in str(status[-1])
             resumed = events_of(rt, "/goal resume")
         finally:
             rt.close()
     assert isinstance(resumed[-1], Done) and resumed[-1].reason == "complete"
     stats = goal_stats(resumed)
-    assert stats["tokens"] == 1750 and stats["turns"] == 3 and stats["requests"] == 5
+    assert stats["tokens"] == 1750 and stats["turns"] == 4 and stats["requests"] == 5
     assert goal.status == "complete"
+
+
+def test_a_budget_is_checked_before_every_request_inside_one_turn(ws: Path) -> None:
+    """Issue 34: fifty tool rounds in one turn stop at the budget, and run -c finishes."""
+    script = [read(f"f{i}.txt", i) for i in range(50)]
+    with FakeServer("openai", script) as srv:
+        project(ws, srv.url, planner=False, agent="goal_token_budget = 1000")
+        for i in range(50):
+            (ws / f"f{i}.txt").write_text(f"fact {i}\n")
+        rt = build_runtime(RuntimeOptions(workspace=ws, goal="read every fact file"))
+        try:
+            events = events_of(rt, "")
+            goal = rt.host.goals.goal
+        finally:
+            rt.close()
+        sent = len(srv.requests)
+    done = events[-1]
+    assert isinstance(done, Done) and done.reason == "goal_paused", done
+    assert sent == 3  # 350 + 350 + 350 >= 1000: no fourth request
+    assert goal is not None and goal.status == "paused" and goal.reason == "budget_spend:tokens"
+    assert goal.stats.tokens == 1050 and goal.stats.tool_rounds == 3
+    # the transcript is whole: every call has its result, so `run -c` can resume it
+    with FakeServer("openai", [complete()]) as srv:
+        project(ws, srv.url, planner=False, agent="goal_token_budget = 1000")
+        assert main(["run", "--dir", str(ws), "-c", "--json", "/goal resume"]) == 0
+        body = srv.requests[0].json
+    calls = [c["id"] for m in body["messages"] for c in m.get("tool_calls") or []]
+    results = [m["tool_call_id"] for m in body["messages"] if m["role"] == "tool"]
+    assert calls == results and len(calls) == 3
 
 
 def test_exact_repeats_are_not_progress_and_stalls_re_plan_instead_of_pausing(ws: Path) -> None:
@@ -160,3 +189,27 @@ def test_a_goal_in_the_dual_model_setup_starts_with_the_planner(ws: Path) -> Non
     assert isinstance(events[-1], Done) and events[-1].reason == "complete"
     first_exec = next(m for m in srv.requests[1].json["messages"] if m["role"] == "user")
     assert "<goal id=" in first_exec["content"] and "<plan id=" in first_exec["content"]
+
+
+def test_a_sub_agent_of_a_goal_stops_at_the_goals_budget_too(ws: Path) -> None:
+    task = ToolSpec("task", json.dumps({"prompt": "read the fact files"}), id="t0")
+    script = [Turn.tools([task], usage=USAGE)] + [read(f"f{i}.txt", i) for i in range(1, 40)]
+    with FakeServer("openai", script) as srv:
+        project(ws, srv.url, planner=False, agent="goal_token_budget = 1000")
+        for i in range(40):
+            (ws / f"f{i}.txt").write_text(f"fact {i}\n")
+        rt = build_runtime(RuntimeOptions(workspace=ws, goal="learn the facts", auto=True))
+        try:
+            events = events_of(rt, "")
+            goal = rt.host.goals.goal
+        finally:
+            rt.close()
+        sent = len(srv.requests)
+    ends = [e for e in events if isinstance(e, ToolEnd)]
+    assert ends[0].name == "task" and "budget" in ends[0].content, ends[0]  # the child stopped
+    done = events[-1]
+    assert isinstance(done, Done) and done.reason == "goal_paused", done
+    # parent 350, child 350 + 350 (1050 >= 1000: the child asks no more), parent: no more
+    assert sent == 3
+    assert goal is not None and goal.reason == "budget_spend:tokens"
+    assert goal.stats.tokens == 1050  # the sub-agent's spend counts toward the goal

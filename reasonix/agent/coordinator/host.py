@@ -338,12 +338,40 @@ class Host:
         cost = estimate_cost(usage, self.prices.get(phase))
         return cost.amount if cost is not None else 0.0
 
+    def _tokens(self) -> int:
+        """Tokens of the run so far: this agent's requests and every finished sub-agent's."""
+        total = self.agent.telemetry.total
+        return total.input_tokens + total.output_tokens
+
+    def _budget_check(
+        self, goal: Goal, watch: _TurnWatch, started: float, tokens_before: int
+    ) -> Callable[..., str]:
+        """The spent budget (or ""), counting what this turn has used so far (PERM-19).
+
+        The agent asks it before each model request inside a turn, so a turn of many
+        tool rounds cannot spend past a budget that was checked only between turns;
+        a sub-agent asks it before each of its requests too, with its own tokens.
+        """
+
+        def spent(extra_tokens: int = 0) -> str:
+            """``extra_tokens``: what a running sub-agent of this turn has used so far."""
+            used = goal.used()
+            turn = self._tokens() - tokens_before
+            used["tokens"] = used.get("tokens", 0) + turn + extra_tokens
+            used["cost"] = used.get("cost", 0) + watch.cost
+            used["tool_rounds"] = used.get("tool_rounds", 0) + watch.rounds
+            used["active_seconds"] = used.get("active_seconds", 0) + time.monotonic() - started
+            return self.budgets.spent(used)
+
+        return spent
+
     def _goal_loop(self, goal: Goal, decision: RouteDecision, cancel: Cancel) -> Iterator[Event]:
         while True:
-            started = time.monotonic()
+            started, tokens_before = time.monotonic(), self._tokens()
             watch = _TurnWatch(self.goals.seen, self._price)
             turn = self._turn(decision, cancel)
             terminal: Event | None = None
+            self.agent.before_request = self._budget_check(goal, watch, started, tokens_before)
             try:
                 while True:
                     event = next(turn)
@@ -351,7 +379,10 @@ class Host:
                     yield event
             except StopIteration as stop:
                 terminal = stop.value
+            finally:
+                self.agent.before_request = None
             self.plan_mode.end_turn()  # the approval window never spans turns
+            watch.tokens = self._tokens() - tokens_before  # sub-agents' spend is the goal's too
             self._account(goal, watch, time.monotonic() - started)
             yield Phase("goal", decision.route.value, decision.reason, status=goal.status,
                         stats=goal.stats.snapshot())  # fmt: skip
@@ -420,9 +451,11 @@ class Host:
         if terminal.reason == "cancelled":
             goal.pause("stopped")
             return [terminal]
-        if terminal.reason not in ("complete", "max_steps") or goal.status != "active":
+        if terminal.reason not in ("complete", "max_steps", "budget") or goal.status != "active":
             return [terminal]  # a plan waits for approval, a plan was saved …
         spent = self.budgets.spent(goal.used())
+        if not spent and terminal.reason == "budget":  # the turn ended at _budget_check
+            spent = "slice"  # its figures are in goal.used() now; a clock may have moved
         if not spent and terminal.reason == "max_steps" and self.budgets.steps > 0:
             spent = "steps"
         if not spent:
