@@ -83,7 +83,10 @@ def test_responses_search_items_are_replayed() -> None:
         second = srv.requests[1].json
     call = second["input"][1]
     assert call["type"] == "web_search_call" and call["action"]["query"] == SEARCH.query
-    assert second["input"][2] == {"role": "assistant", "content": "Found it."}
+    message = second["input"][2]  # the message item as it came, its citations included
+    assert message["type"] == "message" and message["role"] == "assistant"
+    assert message["content"][0]["text"] == "Found it."
+    assert message["content"][0]["annotations"][0]["type"] == "url_citation"
 
 
 @pytest.mark.parametrize("kind", ["anthropic", "responses"])
