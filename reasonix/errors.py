@@ -112,7 +112,30 @@ class ProviderAPIError(ProviderError):
         text = f"HTTP {status}: {message}"
         if request_id:
             text += f" (request id {request_id})"
+        hint = _WHAT_TO_DO.get(self.meaning, "")
+        if hint:
+            text += f" — {hint}"
         super().__init__(text)
+
+    @property
+    def meaning(self) -> str:
+        """What the vendor says went wrong, read from its error body before its status.
+
+        ``quota`` (out of credit, a spend or billing limit: a 429 ``insufficient_quota``
+        too), ``auth`` (the key was refused), ``model`` (no such model for this key),
+        ``policy`` (a content policy refused the request), ``context`` (the prompt is
+        longer than the window) — all permanent — or ``rate_limit``, ``overloaded``, or
+        "" when the body says nothing we know.
+        """
+        cached = self.__dict__.get("_meaning")
+        if cached is None:
+            cached = self.__dict__["_meaning"] = _meaning(self)
+        return str(cached)
+
+    @property
+    def is_permanent(self) -> bool:
+        """True when sending the same request again cannot succeed (see :attr:`meaning`)."""
+        return self.meaning in _PERMANENT
 
     @property
     def is_context_overflow(self) -> bool:
@@ -156,6 +179,87 @@ _OVERFLOW_MARKERS = (
     "reduce the length of the messages",
 )
 _NOT_OVERFLOW = ("per minute", "rate limit", "rate_limit")
+
+
+_PERMANENT = frozenset({"quota", "auth", "model", "policy", "context"})
+# One line each: what the user can do about a permanent refusal.
+_WHAT_TO_DO = {
+    "quota": "the account is out of credit or over a spend limit: add credit or raise the "
+    "limit in the vendor's billing settings (not retried)",
+    "auth": "the API key was refused: check the key in <home>/.env or the environment "
+    "(not retried)",
+    "model": "the model is unknown to this provider or not open to this key: check the "
+    "model name (not retried)",
+    "policy": "the provider's content policy refused the request: change the request (not retried)",
+}
+# The vendors' own codes (OpenAI error.type/code, Anthropic error.type and
+# error.details.error_code, DeepSeek, OpenRouter), lower-cased.
+_QUOTA_CODES = frozenset(
+    {
+        "insufficient_quota",
+        "billing_hard_limit_reached",
+        "billing_not_active",
+        "credit_balance_exhausted",
+        "organization_spend_limit_exceeded",
+        "project_spend_limit_exceeded",
+        "organization_usage_limit_exceeded",
+        "enforced_spend_limit_reached",
+        "billing_error",
+        "insufficient_balance",
+        "payment_required",
+    }
+)
+_AUTH_CODES = frozenset(
+    {"invalid_api_key", "authentication_error", "invalid_authentication", "permission_error"}
+)
+_POLICY_CODES = frozenset({"content_policy_violation", "content_filter", "moderation_blocked"})
+_QUOTA_WORDS = ("credit balance is too low", "insufficient balance", "insufficient credits")
+_MODEL_WORDS = ("does not exist", "not exist", "not found", "no such model", "unknown model")
+
+
+def _vendor_codes(body: str) -> tuple[set[str], dict[str, object]]:
+    """The lower-cased type/code strings of a vendor error body, and its error object."""
+    import json  # only when an error body is read
+
+    try:
+        obj = json.loads(body) if body.lstrip()[:1] in ("{", "[") else None
+    except ValueError:
+        obj = None
+    if isinstance(obj, list) and obj:
+        obj = obj[0]
+    if not isinstance(obj, dict):
+        return set(), {}
+    err = obj.get("error")
+    err = err if isinstance(err, dict) else obj
+    found = [err.get("type"), err.get("code"), obj.get("type")]
+    details = err.get("details")
+    if isinstance(details, dict):  # Anthropic: error.details.error_code
+        found.append(details.get("error_code"))
+    return {f.lower() for f in found if isinstance(f, str) and f}, err
+
+
+def _meaning(err: ProviderAPIError) -> str:
+    codes, obj = _vendor_codes(err.body)
+    # the words of a message count only on a refusal (4xx), never on a server failure
+    low = f"{err.vendor_message} {obj.get('message', '')}".lower() if err.status < 500 else ""
+    meta = obj.get("metadata")
+    if codes & _QUOTA_CODES or err.status == 402 or any(w in low for w in _QUOTA_WORDS):
+        return "quota"
+    if codes & _POLICY_CODES or (isinstance(meta, dict) and "flagged_input" in meta):
+        return "policy"  # OpenRouter's moderation 403 carries metadata.flagged_input
+    if codes & _AUTH_CODES or err.status == 401:
+        return "auth"
+    if err.is_context_overflow:
+        return "context"
+    # Anthropic's not_found_error is also a wrong URL: only one that names the model counts
+    named = "model" in low and ("not_found_error" in codes or any(w in low for w in _MODEL_WORDS))
+    if "model_not_found" in codes or named:
+        return "model"
+    if err.status == 529 or "overloaded_error" in codes:
+        return "overloaded"
+    if err.status == 429:
+        return "rate_limit"
+    return ""
 
 
 class ProviderConnectionError(ProviderError):
@@ -233,6 +337,8 @@ def classify(err: BaseException) -> str:
     if isinstance(err, ProviderAPIError):
         if err.is_context_overflow:
             return "context.exhausted"
+        if err.is_permanent:  # by what the body says: a 429 insufficient_quota is not transient
+            return "provider.rejected"
         if err.status == 429 or err.status >= 500:
             return "provider.transient"
         return "provider.rejected"

@@ -42,6 +42,7 @@ ALLOWED: frozenset[str] = frozenset(
     reasonix.provider.h1 reasonix.provider.openai reasonix.provider.openai.fold
     reasonix.provider.openai.wire reasonix.provider.overflow reasonix.provider.probe
     reasonix.provider.sockets reasonix.provider.sse reasonix.provider.types
+    reasonix.provider.sampling
     reasonix.tool reasonix.tool.base reasonix.tool.builtin reasonix.tool.builtin._catalog
     reasonix.tool.children reasonix.tool.paths reasonix.tool.ports
     reasonix.agent reasonix.agent.budget reasonix.agent.cachebreak reasonix.agent.checklog

@@ -411,6 +411,7 @@ def _show_text(event: Event) -> None:
         "truncated",
         "refusal",
         "content_filter",
+        "provider",  # what the provider layer changed on its own (a refused parameter dropped)
     ):
         sys.stderr.write(printable(f"[{event.text}]") + "\n")
     elif isinstance(event, ToolEnd) and event.is_error:

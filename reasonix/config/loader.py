@@ -129,6 +129,10 @@ def _validate(layer: Layer, table: str, key: str, value: Any) -> Any:
         raise bad(f"expected one of {', '.join(SANDBOX_BASH_MODES)}, got {value!r}")
     elif dotted == "serve.auth_mode" and value not in SERVE_AUTH_MODES:
         raise bad(f"expected one of {', '.join(SERVE_AUTH_MODES)}, got {value!r}")
+    elif dotted == "agent.temperature" and not 0 <= value <= 2:
+        raise bad(
+            f"expected a number from 0 to 2 (leave it out for the vendor's default), got {value}"
+        )
     elif dotted in ("agent.goal_token_budget", "agent.goal_cost_budget") and value < 0:
         raise bad(f"expected a number >= 0 (0 = no budget), got {value}")
     elif dotted == "serve.port" and not 0 <= value <= 65535:

@@ -35,6 +35,9 @@ class ModelOverride:
 
     context_window: int | None = None
     max_output_tokens: int | None = None
+    # sampling for this model only; None = not configured, so not sent (issue 33)
+    temperature: float | None = None
+    top_p: float | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -55,6 +58,9 @@ class ProviderConfig:
     model_overrides: dict[str, ModelOverride] = field(default_factory=dict)
     extra_body: dict[str, Any] = field(default_factory=dict)
     web_search: bool = False
+    # openai kind: every assistant message with tool calls carries reasoning_content
+    # ("" when there was none); Moonshot/Kimi thinking models refuse the request without it
+    reasoning_content_on_tool_calls: bool = False
     # ask the server for its real context window at start-up: None = only servers on
     # this machine or network, True = any, False = never (provider.probe.should_probe)
     probe_window: bool | None = None
@@ -107,7 +113,8 @@ class ResolvedModel:
 class AgentConfig:
     """``[agent]``."""
 
-    temperature: float = 0.0
+    # None = not sent: the vendor's own default applies (issue 33, PROVIDERS §10)
+    temperature: float | None = None
     reasoning_language: str = "auto"
     planner_model: str = ""
     compact_ratio: float = 0.80

@@ -98,6 +98,17 @@ PRESETS: tuple[dict[str, Any], ...] = (
         "context_window": 128000,
     },
     {
+        # Kimi thinking models answer 400 unless every assistant message with tool
+        # calls carries reasoning_content (issue 33); api.moonshot.cn serves China.
+        "name": "moonshot",
+        "kind": "openai",
+        "base_url": "https://api.moonshot.ai/v1",
+        "models": ["kimi-k2.5", "kimi-k2-thinking", "kimi-k2-0905-preview"],
+        "api_key_env": "MOONSHOT_API_KEY",
+        "context_window": 262144,
+        "reasoning_content_on_tool_calls": True,
+    },
+    {
         # Local servers: no key. Ollama lists nothing by default; name a model
         # in config (models = ["qwen2.5-coder:7b"]) or use "ollama/<model>".
         "name": "ollama",

@@ -38,11 +38,14 @@ _FIELDS = {
     "model_overrides": "dict",
     "extra_body": "dict",
     "web_search": "bool",
+    "reasoning_content_on_tool_calls": "bool",
     "probe_window": "bool",
     "headers": "dict[str]",
     "prices": "dict",
 }
 _OVERRIDE_FIELDS = {"context_window": "int", "max_output_tokens": "int"}
+# per-model sampling (issue 33): the range each accepts; unset ones are never sent
+_SAMPLING_RANGES = {"temperature": (0.0, 2.0), "top_p": (0.0, 1.0)}
 _URL_FIELDS = ("base_url", "request_url", "chat_url")
 
 
@@ -187,6 +190,18 @@ class ProviderSet:
                             index,
                         )
                     setattr(ov, key, number)
+                elif key in _SAMPLING_RANGES:
+                    value = check_type(layer, "providers", key, value, "float", index)
+                    low, high = _SAMPLING_RANGES[key]
+                    if not low <= value <= high:
+                        raise layer.error(
+                            f"model_overrides.{model}.{key} must be from {low:g} to {high:g}, "
+                            f"got {value}",
+                            "providers",
+                            "model_overrides",
+                            index,
+                        )
+                    setattr(ov, key, value)
                 else:
                     ov.extra[key] = value
             out[model] = ov

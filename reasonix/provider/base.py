@@ -16,6 +16,7 @@ from reasonix.cancel import Cancel
 from reasonix.errors import MissingAPIKey, ProviderAPIError, ProviderError, ProviderStreamError
 from reasonix.lazy import dataclass, field
 from reasonix.provider.http import HTTPClient, StreamResponse, vendor_message
+from reasonix.provider.sampling import Refusals
 from reasonix.provider.sse import ServerSentEvent, SSEDecoder
 from reasonix.provider.types import Chunk, Request, ToolCall
 
@@ -175,6 +176,8 @@ class SSEProvider:
             if any(str(u or "").lower().startswith("https:") for u in urls):
                 client.warm_tls()  # ready by the first request instead of delaying it
         self.client = client
+        self.refusals = Refusals()  # parameters a model refused this session
+        self._notices: list[str] = []
 
     # -- per-kind hooks --------------------------------------------------------
     def url(self) -> str:
@@ -207,10 +210,32 @@ class SSEProvider:
         out.update({str(k): str(v) for k, v in (getattr(self.cfg, "headers", None) or {}).items()})
         return out
 
+    def take_notices(self) -> list[str]:
+        """What the provider changed on its own since last asked (a parameter a model
+        refused and is now sent without); the caller shows them (the agent loop)."""
+        notes, self._notices = self._notices, []
+        return notes
+
     def stream(self, request: Request, cancel: Cancel) -> Iterator[Chunk]:
-        """Send ``request``; failures before the first byte raise here (PROV-1)."""
-        body = dumps(self.encode(request))
-        resp = self.client.post_stream(self.url(), self.headers(), body, cancel)
+        """Send ``request``; failures before the first byte raise here (PROV-1).
+
+        A 400 that names an optional parameter as unsupported (temperature, top_p,
+        reasoning effort, max_tokens …) is answered by sending the request again
+        without it (once per parameter); the model is remembered as refusing it for
+        the rest of this provider's life and a notice says so (:meth:`take_notices`).
+        """
+        while True:
+            body = self.encode(request)
+            self.refusals.apply(request.model, body)
+            try:
+                resp = self.client.post_stream(self.url(), self.headers(), dumps(body), cancel)
+            except ProviderAPIError as err:
+                note = self.refusals.learn(request.model, err, body)
+                if not note:
+                    raise
+                self._notices.append(f"{self.name}: {note}")
+                continue
+            break
         if "json" in str(resp.headers.get("Content-Type", "")).lower():
             raise _json_instead_of_stream(resp)
         return self._events(resp, self.folder(request))

@@ -169,11 +169,16 @@ def _request_id(headers: Any) -> str | None:
 
 
 def _api_error(status: int, headers: Any, body: str) -> ProviderAPIError:
+    wait = parse_retry_after(headers.get("Retry-After") if headers else None)
+    if wait is None and status == 429 and headers is not None:
+        from reasonix.provider.ratelimit import rate_limit_reset  # only when rate-limited
+
+        wait = rate_limit_reset(headers)
     return ProviderAPIError(
         status,
         vendor_message(body),
         request_id=_request_id(headers),
-        retry_after=parse_retry_after(headers.get("Retry-After") if headers else None),
+        retry_after=wait,
         body=body,
     )
 
@@ -524,7 +529,9 @@ def _closed_under_us(err: OSError) -> bool:
 
 def _retryable(e: ProviderError) -> bool:
     if isinstance(e, ProviderAPIError):
-        return e.status == 429 or e.status >= 500
+        # By meaning, not status: a 429 insufficient_quota, or a 5xx whose body says the
+        # key or the credit is the problem, fails the same way every time.
+        return not e.is_permanent and (e.status == 429 or e.status >= 500)
     # Connection failures before the first byte. A timeout is retried only when
     # it hit the connect: a silent server may still be working on the request.
     if isinstance(e, CertificateError):

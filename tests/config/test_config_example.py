@@ -27,7 +27,7 @@ def test_example_loads_to_defaults(tmp_path: Path) -> None:
     assert [p.name for p in cfg.providers] == [p.name for p in baseline.providers]
     assert cfg.mcp_servers == []
     # CFG-8 values spelled out
-    assert cfg.agent.temperature == 0.0
+    assert cfg.agent.temperature is None  # unset: not sent (issue 33)
     assert cfg.agent.reasoning_language == "auto"
     assert cfg.agent.compact_ratio == 0.80
     assert cfg.tools.enabled == []

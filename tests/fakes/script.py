@@ -167,6 +167,7 @@ class Fault:
     body: str | None = None  # verbatim body; else a vendor-shaped error JSON
     seconds: float = 0.0
     error_type: str = ""  # vendor error type/code, e.g. "context_length_exceeded"
+    headers: dict[str, str] = field(default_factory=dict)  # extra response headers (status)
 
     @classmethod
     def status(
@@ -177,11 +178,19 @@ class Fault:
         message: str = "",
         body: str | None = None,
         error_type: str = "",
+        headers: dict[str, str] | None = None,
     ) -> Fault:
-        """Answer with HTTP ``code``; ``retry_after`` becomes the Retry-After header."""
+        """Answer with HTTP ``code``; ``retry_after`` becomes the Retry-After header,
+        ``headers`` are sent as well (a vendor's rate-limit reset headers)."""
         ra = None if retry_after is None else str(retry_after)
         return cls(
-            "status", code=code, retry_after=ra, message=message, body=body, error_type=error_type
+            "status",
+            code=code,
+            retry_after=ra,
+            message=message,
+            body=body,
+            error_type=error_type,
+            headers=dict(headers or {}),
         )
 
     @classmethod

@@ -15,6 +15,7 @@ import socket
 import ssl
 import struct
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -85,6 +86,9 @@ class FakeServer:
     starts with ``https://``. ``meta`` maps ``"GET /props"`` (method, path
     without the query) to a JSON-ready answer, or to ``(status, answer)``;
     those requests are recorded in :attr:`meta_requests`, not :attr:`requests`.
+    ``responder`` (optional) answers each model POST from the request itself
+    (a step, or None for the next script step), for sessions whose requests
+    a fixed script cannot foresee (when compaction asks for a summary).
     """
 
     def __init__(
@@ -98,12 +102,14 @@ class FakeServer:
         port: int = 0,
         tls: ssl.SSLContext | None = None,
         meta: dict[str, Any] | None = None,
+        responder: Callable[[RecordedRequest], Step | None] | None = None,
     ) -> None:
         if kind not in KINDS:
             raise ValueError(f"unknown fake kind {kind!r}")
         self.kind = kind
         self.script: list[Step] = list(script or [])
         self.meta: dict[str, Any] = dict(meta or {})
+        self.responder = responder
         self.meta_requests: list[RecordedRequest] = []
         self.chunked = chunked
         self.fragment = fragment
@@ -217,11 +223,14 @@ class FakeServer:
             h.close_connection = True
             self._send_meta(h, answer)
             return
+        chosen = self.responder(rec) if self.responder is not None else None
         with self._lock:
             self.requests.append(rec)
             n = len(self.requests)
-            step = self.script[self._next] if self._next < len(self.script) else None
-            self._next += 1
+            step: Step | None = chosen
+            if step is None:
+                step = self.script[self._next] if self._next < len(self.script) else None
+                self._next += 1
         h.close_connection = True  # one request per connection keeps faults simple
         rid = f"req_fake_{n}"
         if step is None:
@@ -252,6 +261,8 @@ class FakeServer:
         h.send_header(request_id_header(self.kind), rid)
         if f.retry_after is not None:
             h.send_header("Retry-After", f.retry_after)
+        for name, value in f.headers.items():  # e.g. rate-limit reset headers
+            h.send_header(name, value)
         h.send_header("Connection", "close")
         h.end_headers()
         h.wfile.write(data)

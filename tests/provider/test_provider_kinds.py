@@ -42,7 +42,7 @@ def test_text_and_reasoning_stream_in_order(kind: str) -> None:
     assert text(chunks) == "The quick brown fox jumps."
     assert text(chunks, ChunkKind.REASONING) == "Let me think about it."
     assert len([c for c in chunks if c.kind is ChunkKind.TEXT]) == 5  # one per delta
-    assert chunks[-1].finish_reason == "stop"
+    assert chunks[-1].finish_reason == "complete"
 
 
 @pytest.mark.parametrize("kind", KINDS)

@@ -171,7 +171,7 @@ def test_openai_fold_arguments_sent_as_an_object() -> None:
 def test_openai_fold_finish_without_done_marker_is_accepted() -> None:
     f = OpenAIFolder()
     f.feed(delta({"content": "x"}, "stop"))
-    assert f.finish()[-1].finish_reason == "stop"
+    assert f.finish()[-1].finish_reason == "complete"
 
 
 def test_openai_fold_cut_before_finish_raises() -> None:

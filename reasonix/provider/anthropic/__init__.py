@@ -12,6 +12,7 @@ from reasonix.provider.anthropic.fold import AnthropicFolder
 from reasonix.provider.anthropic.wire import encode_body
 from reasonix.provider.base import Folder, SSEProvider, host_of, join_url
 from reasonix.provider.budget import resolve_max_tokens
+from reasonix.provider.sampling import configured
 from reasonix.provider.types import Request
 
 TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
@@ -59,7 +60,13 @@ class AnthropicProvider(SSEProvider):
             )
         extra = getattr(self.cfg, "extra_body", None) or {}
         search = bool(getattr(self.cfg, "web_search", False))
-        return encode_body(request, max_tokens=max_tokens or 1, extra=extra, web_search=search)
+        return encode_body(
+            request,
+            max_tokens=max_tokens or 1,
+            extra=extra,
+            web_search=search,
+            sampling=configured(request, self.cfg),
+        )
 
     def folder(self, request: Request) -> Folder:
         """A fresh fold."""

@@ -6,6 +6,13 @@ consecutive user-side messages are merged into one (roles must alternate);
 empty text blocks are not allowed. Thinking blocks are replayed only with
 their signature, exactly as received.
 
+An answer of several blocks is replayed as those blocks, in order: the fold
+stores each text block's length (and the paragraph break it showed before it)
+among the thinking and search blocks, and the message text is cut back along
+those marks. When the text no longer matches them it goes out as one block
+after the others, as it did before marks existed. ``tool_use`` blocks come
+last, as the model sends them.
+
 Prompt caching (D2): ``cache_control`` breakpoints mark the stable prefix —
 the system prompt, the last tool definition, and the last block of the last
 user turn — three of the four breakpoints the API allows.
@@ -21,6 +28,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from reasonix.provider.base import merge_extra, parse_arguments
+from reasonix.provider.sampling import allowed
 from reasonix.provider.types import Message, Request, Role, ToolSchema
 
 TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
@@ -30,6 +38,7 @@ if TYPE_CHECKING:
 __all__ = [
     "CORE_FIELDS",
     "META_KEY",
+    "PARAGRAPH",
     "THINKING_BUDGETS",
     "WEB_SEARCH_TOOL",
     "encode_body",
@@ -38,6 +47,7 @@ __all__ = [
 
 CORE_FIELDS = frozenset({"model", "messages", "system", "stream", "tools"})
 META_KEY = "anthropic"  # Message.reasoning_meta["anthropic"] = {"blocks": [...]}
+PARAGRAPH = "\n\n"  # shown between two text blocks the model did not separate itself
 THINKING_BUDGETS = {"low": 4096, "medium": 16384, "high": 32768}
 _EPHEMERAL = {"type": "ephemeral"}
 # The Messages API server tool (DeepSeek's Anthropic-compatible endpoint takes it too).
@@ -48,11 +58,40 @@ def _tool(tool: ToolSchema) -> dict[str, Any]:
     return {"name": tool.name, "description": tool.description, "input_schema": tool.parameters}
 
 
+def _split_text(content: str, marks: list[dict[str, Any]]) -> list[str] | None:
+    """``content`` cut back into the text blocks ``marks`` describe, or None if it was changed.
+
+    A mark is ``{"type": "text", "chars": n}`` plus ``"sep"``, the break the fold
+    showed before that block; the pieces must cover ``content`` exactly.
+    """
+    pieces: list[str] = []
+    pos = 0
+    for mark in marks:
+        sep, n = mark.get("sep", ""), mark.get("chars")
+        if not isinstance(sep, str) or not isinstance(n, int) or n <= 0:
+            return None
+        if not content.startswith(sep, pos) or pos + len(sep) + n > len(content):
+            return None
+        pos += len(sep)
+        pieces.append(content[pos : pos + n])
+        pos += n
+    return pieces if pieces and pos == len(content) else None
+
+
 def _assistant_blocks(msg: Message) -> list[dict[str, Any]]:
     meta = msg.reasoning_meta.get(META_KEY) or {}
-    blocks: list[dict[str, Any]] = [dict(b) for b in meta.get("blocks") or []]
-    if msg.content:
-        blocks.append({"type": "text", "text": msg.content})
+    stored = [b for b in meta.get("blocks") or [] if isinstance(b, dict)]
+    pieces = _split_text(msg.content, [b for b in stored if b.get("type") == "text"])
+    blocks: list[dict[str, Any]] = []
+    if pieces is None:  # one text block after the replay blocks (older data, or an edited text)
+        blocks = [dict(b) for b in stored if b.get("type") != "text"]
+        if msg.content:
+            blocks.append({"type": "text", "text": msg.content})
+    else:  # the text blocks as the model produced them, in place among the others
+        texts = iter(pieces)
+        for b in stored:
+            is_text = b.get("type") == "text"
+            blocks.append({"type": "text", "text": next(texts)} if is_text else dict(b))
     for tc in msg.tool_calls:
         blocks.append(
             {
@@ -98,9 +137,15 @@ def _mark_last_user_turn(messages: list[dict[str, Any]]) -> None:
 
 
 def encode_body(
-    request: Request, *, max_tokens: int, extra: Mapping[str, Any], web_search: bool = False
+    request: Request,
+    *,
+    max_tokens: int,
+    extra: Mapping[str, Any],
+    web_search: bool = False,
+    sampling: Mapping[str, float] | None = None,
 ) -> dict[str, Any]:
-    """The whole body; ``max_tokens`` is mandatory on this API (PROV-13)."""
+    """The whole body; ``max_tokens`` is mandatory on this API (PROV-13).
+    ``sampling`` is the configured temperature/top_p (None: ``request.temperature``)."""
     messages, extra_system = encode_messages(request.messages)
     body: dict[str, Any] = {"model": request.model, "stream": True}
     tools = [_tool(t) for t in request.tools]
@@ -118,9 +163,10 @@ def encode_body(
     body["max_tokens"] = max_tokens
     budget = THINKING_BUDGETS.get(request.effort, 0)
     budget = min(budget, max_tokens - 1)
-    if budget >= 1024:  # the API's minimum thinking budget
+    thinking = budget >= 1024  # the API's minimum thinking budget
+    if thinking:
         body["thinking"] = {"type": "enabled", "budget_tokens": budget}
-    elif request.temperature is not None:  # temperature is refused alongside thinking
-        body["temperature"] = request.temperature
+    # only what is configured; temperature is refused alongside thinking (issue 33)
+    body.update(allowed("anthropic", request, sampling, thinking=thinking))
     merge_extra(body, extra, CORE_FIELDS)
     return body

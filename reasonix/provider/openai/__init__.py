@@ -6,11 +6,18 @@ else legacy ``chat_url`` verbatim, else ``<base_url>/chat/completions``.
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterator
+
+from reasonix.cancel import Cancel
+from reasonix.errors import ProviderAPIError
 from reasonix.provider import register
 from reasonix.provider.base import Folder, SSEProvider, host_of, join_url
 from reasonix.provider.openai.fold import OpenAIFolder
 from reasonix.provider.openai.wire import encode_body
-from reasonix.provider.types import Request
+from reasonix.provider.sampling import configured
+from reasonix.provider.sse import ServerSentEvent
+from reasonix.provider.types import Chunk, Request
 
 TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
@@ -37,7 +44,34 @@ class OpenAIProvider(SSEProvider):
         """Chat-completions body; api.openai.com wants max_completion_tokens."""
         field = "max_completion_tokens" if host_of(self.url()) == "api.openai.com" else "max_tokens"
         extra = getattr(self.cfg, "extra_body", None) or {}
-        return encode_body(request, extra=extra, max_tokens_field=field)
+        return encode_body(
+            request,
+            extra=extra,
+            max_tokens_field=field,
+            sampling=configured(request, self.cfg),
+            reasoning_on_tool_calls=bool(
+                getattr(self.cfg, "reasoning_content_on_tool_calls", False)
+            ),
+        )
+
+    def stream(self, request: Request, cancel: Cancel) -> Iterator[Chunk]:
+        """As :meth:`SSEProvider.stream`; a whole ``chat.completion`` JSON body (a server
+        that ignores ``stream: true``) folds like one event instead of failing."""
+        try:
+            return super().stream(request, cancel)
+        except ProviderAPIError as err:
+            if err.status != 200:
+                raise
+            try:
+                obj = json.loads(err.body)
+            except ValueError:
+                raise err from None
+            if not isinstance(obj, dict) or obj.get("error") or not obj.get("choices"):
+                raise
+            folder = self.folder(request)
+            chunks = folder.feed(ServerSentEvent(data=err.body))
+            folder.done = True
+            return iter([*chunks, *folder.finish()])
 
     def folder(self, request: Request) -> Folder:
         """A fresh fold."""

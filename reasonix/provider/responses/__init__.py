@@ -10,6 +10,7 @@ from reasonix.provider import register
 from reasonix.provider.base import Folder, SSEProvider, host_of, join_url
 from reasonix.provider.responses.fold import ResponsesFolder
 from reasonix.provider.responses.wire import encode_body
+from reasonix.provider.sampling import configured
 from reasonix.provider.types import Request
 
 TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
@@ -38,7 +39,10 @@ class ResponsesProvider(SSEProvider):
         """Responses body."""
         search = bool(getattr(self.cfg, "web_search", False))
         return encode_body(
-            request, extra=getattr(self.cfg, "extra_body", None) or {}, web_search=search
+            request,
+            extra=getattr(self.cfg, "extra_body", None) or {},
+            web_search=search,
+            sampling=configured(request, self.cfg),
         )
 
     def folder(self, request: Request) -> Folder:
