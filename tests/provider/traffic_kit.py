@@ -24,7 +24,7 @@ from fakes.script import Step
 
 from reasonix.cli.main import main
 
-__all__ = ["Case", "Replayed", "replay", "sse", "verify"]
+__all__ = ["Case", "Replayed", "replay", "replay_pyz", "sse", "verify"]
 
 
 def sse(*events: dict[str, Any] | str, named: bool = False, done: bool = False) -> str:
@@ -119,6 +119,38 @@ def replay(
     lines = [line for line in out.strip().splitlines() if line.strip()]
     assert lines, f"no output; stderr: {err}"
     return Replayed(code, json.loads(lines[-1]), bodies, err)
+
+
+def replay_pyz(case: Case, tmp_path: Path, pyz: Path) -> Replayed:
+    """:func:`replay` through the built archive in a process of its own (tests/e2e)."""
+    import os
+    import subprocess
+    import sys
+
+    ws, home = tmp_path / "ws", tmp_path / "home"
+    ws.mkdir()
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(tmp_path),
+        "LANG": "C.UTF-8",
+        "REASONIX_HOME": str(home),
+        "FAKE_PROVIDER_KEY": "sk-vendor-test",
+        "REASONIX_TRUST_WORKSPACE": "1",  # the test wrote this workspace
+    }
+    first: Step = (
+        Fault.sse(case.body) if case.status == 200 else Fault.status(case.status, body=case.body)
+    )
+    with FakeServer(case.kind, [first, *case.then]) as srv:
+        (ws / "reasonix.toml").write_text(_provider_toml(case, srv.url))
+        done = subprocess.run(
+            [sys.executable, str(pyz), "run", "--json", "-y", case.prompt],
+            cwd=ws, env=env, capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+        bodies = [r.json for r in srv.requests]
+    lines = [line for line in done.stdout.strip().splitlines() if line.strip()]
+    assert lines, f"no output; stderr: {done.stderr}"
+    assert "Traceback" not in done.stderr, done.stderr
+    return Replayed(done.returncode, json.loads(lines[-1]), bodies, done.stderr)
 
 
 def verify(case: Case, got: Replayed) -> None:
