@@ -31,6 +31,7 @@ from reasonix.errors import (
     InputTooLarge,
     ProviderAPIError,
     ProviderError,
+    ProviderStreamError,
     ReasonixError,
 )
 from reasonix.lazy import replace
@@ -354,6 +355,11 @@ class Agent:
                 yield Notice("provider", note)  # left out and the request sent again (issue 33)
             if self._finish[0] in _ENDS:
                 return (yield from self._ended(reply))
+            if self._finish[0] == "error":  # the provider ended the response as failed
+                detail = f": {self._finish[1]}" if self._finish[1] else ""
+                if not (reply.content or reply.tool_calls):
+                    raise ProviderStreamError(f"the provider ended the response as failed{detail}")
+                yield Notice("provider", f"the provider ended the answer as failed{detail}")
             if reply.content or reply.tool_calls:
                 return reply
             empty += 1

@@ -12,7 +12,7 @@ from typing import Any
 from agent_scripted import text
 from test_agent_loop import MakeAgent, echo_registry, run
 
-from reasonix.agent.events import Done, Notice, TextDelta, ToolEnd
+from reasonix.agent.events import Done, Error, Notice, TextDelta, ToolEnd
 from reasonix.provider.types import Chunk, ChunkKind, Role, ToolCall, Usage
 
 
@@ -118,3 +118,20 @@ def test_an_empty_answer_that_ended_normally_is_still_retried_once(
     agent, prov = make_agent([answer(finish="complete"), text("there")])
     done = run(agent)[-1]
     assert isinstance(done, Done) and done.result == "there" and len(prov.requests) == 2
+
+
+def test_a_response_the_provider_ended_as_failed_is_an_error_not_an_empty_answer(
+    make_agent: MakeAgent,
+) -> None:
+    agent, prov = make_agent([answer(finish="error", detail="upstream timeout")])
+    events = run(agent)
+    assert isinstance(events[-1], Error) and "upstream timeout" in events[-1].message
+    assert len(prov.requests) == 1
+
+
+def test_a_failed_end_after_text_keeps_the_text_and_says_so(make_agent: MakeAgent) -> None:
+    agent, prov = make_agent([answer(said("Partial answer"), finish="error")])
+    events = run(agent)
+    done = events[-1]
+    assert isinstance(done, Done) and done.result == "Partial answer"
+    assert notices(events, "provider") and len(prov.requests) == 1
