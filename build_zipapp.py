@@ -147,11 +147,14 @@ def start(main_file, target, look=False):
         # tomllib arrived in 3.11; the archive carries tomli for 3.10 only.
         sys.path.insert(1, os.path.join(root, "_vendor"))
     if root != archive:
-        # Unpacked: the byte-code of what runs is kept in one file beside it.
+        # Unpacked: the byte-code of what runs is kept in one file beside it, in a folder
+        # of its own: the cache watches the folders on sys.path (a module appearing in
+        # one must be imported, not the stored one), and rewriting a file in the copy's
+        # own folder would change it at every save.
         try:
             from reasonix._codecache import install
 
-            install(root, save=not look)
+            install(os.path.join(root, ".codecache"), save=not look)
         except Exception:  # noqa: BLE001 - only an optimisation
             pass
 

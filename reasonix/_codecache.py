@@ -11,9 +11,21 @@ earlier run of this build imported from source, stdlib and ours alike.
 What keeps it honest:
 
 * the file is made for a key, the interpreter (its byte-code magic,
-  version, executable and ``-O`` level) and the whole ``sys.path``, which it
-  holds and is checked against, so another Python, a virtual environment,
-  ``-O`` or a ``PYTHONPATH`` that shadows a module uses a file of its own;
+  version, executable, ``-O`` level and frozen-module choice), the whole
+  ``sys.path`` and the finders on ``sys.meta_path``, which it holds and is
+  checked against, so another Python, a virtual environment, ``-O`` or
+  another ``PYTHONPATH`` uses a file of its own;
+* it never changes which file Python would import. A module is stored only
+  where the path search found it: with the search path that led to it (the
+  entries of ``sys.path``, or of its package's ``__path__``, up to the one
+  that holds it) and the state of those directories (device, inode and
+  modification time: a name added to or removed from one changes it). It is
+  served only while its search path reads the same and none of those
+  directories has changed, so a module that appears earlier on the path (a
+  ``reasonix/`` or ``json.py`` in a ``PYTHONPATH`` folder, a package beside
+  a module of its name) is imported the normal way. Directories are looked at
+  once a run (``importlib.invalidate_caches()`` looks again), as the path
+  finder's own listing cache does;
 * each module is served only while its source file has the modification
   time and size it had when its code was stored (one ``stat``, the test a
   ``.pyc`` makes too): an edited or upgraded file is imported the normal way;
@@ -48,13 +60,16 @@ if TYPE_CHECKING:
 
 __all__ = ["install"]
 
-_FORMAT = b"reasonix-codecache-5\n"
+_FORMAT = b"reasonix-codecache-6\n"
 _LIMIT = 64 * 1024 * 1024  # a file bigger than this is not ours to trust
 
 _SEED = 0x5245_4153_4F4E_4958  # the checksum's key ("REASONIX"): any fixed number does
 
-# (offset, length, is_package, origin, mtime_ns, size, checksum of the code) per module name
-_Entry = tuple[int, int, bool, str, int, int, bytes]
+# Per module name: (offset, length, is_package, origin, mtime_ns, size, checksum of the code,
+# the search path that found it: its entries up to the one holding the module)
+_Entry = tuple[int, int, bool, str, int, int, bytes, tuple[str, ...]]
+# A directory's state: (device, inode, mtime_ns); () when it does not exist
+_State = tuple[int, ...]
 
 
 def _check(code: bytes) -> bytes:
@@ -66,9 +81,55 @@ def _key() -> bytes:
     """What a cache file is for: this interpreter and this search path, exactly."""
     from _frozen_importlib_external import MAGIC_NUMBER
 
-    # -O / -OO compile differently (asserts, docstrings): their code is another file's
-    parts = [MAGIC_NUMBER.hex(), sys.version, sys.executable, str(sys.flags.optimize), *sys.path]
+    # -O / -OO compile differently (asserts, docstrings): their code is another file's.
+    # -X frozen_modules decides whether os, codecs … come frozen or from their files, and
+    # a finder ahead of the path search (an editable install's) may claim any name.
+    frozen = str(getattr(sys, "_xoptions", {}).get("frozen_modules", ""))
+    finders = [f"{getattr(f, '__module__', '')}.{getattr(f, '__qualname__', type(f).__qualname__)}"
+               for f in sys.meta_path]  # fmt: skip
+    parts = [MAGIC_NUMBER.hex(), sys.version, sys.executable, str(sys.flags.optimize), frozen,
+             "\1".join(finders), *sys.path]  # fmt: skip
     return "\0".join(parts).encode("utf-8", "replace")
+
+
+def _state(folder: str) -> _State:
+    """What a search-path entry looks like now; any name added or removed changes it."""
+    try:
+        st = os.stat(folder or os.curdir)  # "" on sys.path is the current directory
+    except OSError:
+        return ()
+    return (st.st_dev, st.st_ino, st.st_mtime_ns)
+
+
+def _placed(name: str, origin: str, package: bool, path: Any) -> tuple[str, ...] | None:
+    """The search path that finds ``name`` at ``origin``: ``path``'s entries up to the one
+    holding it, or None when the path search would not find it there (loaded some other
+    way, or an earlier entry holds a directory of its name, a namespace portion that an
+    ``__init__.py`` added later would make the winner)."""
+    tail = name.rpartition(".")[2]
+    holder, base = os.path.split(origin)
+    if package:
+        holder, folder = os.path.split(holder)
+        if base != "__init__.py" or folder != tail:
+            return None
+    elif base != tail + ".py" or os.path.isdir(os.path.join(holder, tail)):
+        return None
+    entries = list(path)
+    for i, entry in enumerate(entries):
+        if not isinstance(entry, str):
+            return None
+        if os.path.abspath(entry or os.curdir) == holder:
+            return tuple(entries[: i + 1])
+        if os.path.isdir(os.path.join(entry or os.curdir, tail)):
+            return None
+    return None
+
+
+def _needs(entry: _Entry) -> tuple[str, ...]:
+    """The directories whose state an entry depends on: its search path, and a package's own
+    directory (an ``__init__`` of another kind there would take its place)."""
+    search = entry[7]
+    return (*search, os.path.dirname(entry[3])) if entry[2] else search
 
 
 def _name(key: bytes) -> str:
@@ -80,11 +141,17 @@ def _name(key: bytes) -> str:
 class _Finder:
     """A meta-path finder that serves stored code for unchanged source files."""
 
-    def __init__(self, path: str, key: bytes, index: dict[str, _Entry], read: _Read) -> None:
-        self.path, self.key, self.index, self.read = path, key, index, read
-        # Only modules found through the search path this file is keyed by are stored,
-        # and none imported before the finder was there (it can never serve those).
-        self.roots = tuple(p.rstrip(os.sep) + os.sep for p in sys.path if p)
+    def __init__(
+        self,
+        path: str,
+        key: bytes,
+        stored: tuple[dict[str, _State], dict[str, _Entry]],
+        read: _Read,
+    ) -> None:
+        self.path, self.key, self.read = path, key, read
+        self.dirs, self.index = stored  # the directories' states when the file was written
+        self.seen: dict[str, _State] = {}  # each directory's state when this run first looked
+        # None imported before the finder was there is stored (it can never serve those).
         self.before = frozenset(sys.modules)
         self.damaged: set[str] = set()  # stored code that failed its checksum: stored anew
         from _frozen_importlib import ModuleSpec
@@ -105,13 +172,29 @@ class _Finder:
 
         self._spec, self._loader = ModuleSpec, _Loader
 
+    def _look(self, folder: str) -> _State:
+        """The state of ``folder`` as this run first saw it."""
+        got = self.seen.get(folder)
+        if got is None:
+            got = self.seen[folder] = _state(folder)
+        return got
+
+    def invalidate_caches(self) -> None:
+        """``importlib.invalidate_caches()``: look at the directories afresh."""
+        self.seen.clear()
+
     def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
-        """The spec of ``name`` when its stored code is still its source's, else None."""
-        entry = self.index.get(name)
-        if entry is None:
-            return None
+        """The spec of ``name`` when its stored code is still its source's and the search
+        would still find its file, else None (the normal search then runs)."""
         try:
-            offset, length, package, origin, mtime, size, check = entry
+            search = list(sys.path if path is None else path)
+            entry = self.index.get(name)
+            if entry is None or not self._current(entry, search):
+                for folder in search:  # what the normal search is about to read (save checks)
+                    if isinstance(folder, str):
+                        self._look(folder)
+                return None
+            offset, length, package, origin, mtime, size, check, _ = entry
             st = os.stat(origin)
             if st.st_mtime_ns != mtime or st.st_size != size:
                 return None
@@ -128,6 +211,14 @@ class _Finder:
             spec.submodule_search_locations = [os.path.dirname(origin)]
         return spec
 
+    def _current(self, entry: _Entry, search: list[Any]) -> bool:
+        """The search would still find the stored file: the same path up to its entry, and
+        none of its directories changed (no module of the name appeared earlier)."""
+        found = entry[7]
+        if tuple(search[: len(found)]) != found:
+            return False
+        return all(self._look(d) == self.dirs.get(d) for d in _needs(entry))
+
     def save(self) -> None:
         """Store the code of every module imported from source that the file lacks."""
         try:
@@ -138,52 +229,82 @@ class _Finder:
     def _save(self) -> None:
         from _frozen_importlib_external import SourceFileLoader
 
-        fresh: dict[str, tuple[bytes, bool, str, int, int]] = {}
+        now: dict[str, _State] = {}
+
+        def state(folder: str) -> _State:  # as it is at exit
+            got = now.get(folder)
+            if got is None:
+                got = now[folder] = _state(folder)
+            return got
+
+        def steady(folder: str) -> bool:  # unchanged since this run first looked
+            return self.seen.get(folder, state(folder)) == state(folder)
+
+        # Stored entries whose search path is as it was (their directories unchanged).
+        kept = {
+            name: e
+            for name, e in self.index.items()
+            if name not in self.damaged
+            and all(self.dirs.get(d) == state(d) and steady(d) for d in _needs(e))
+        }
+        fresh: dict[str, _Entry] = {}
+        blobs: dict[str, bytes] = {}
         for name, module in list(sys.modules.items()):
             spec = getattr(module, "__spec__", None)
             loader = getattr(spec, "loader", None)
             origin = getattr(spec, "origin", None)
             if name in self.before or type(loader) is not SourceFileLoader:
                 continue
+            if getattr(spec, "name", None) != name:
+                continue  # an alias (os.path): not what the search finds for this name
             if not isinstance(origin, str) or not origin.endswith(".py"):
                 continue
-            if not origin.startswith(self.roots):
-                continue  # found some other way (a path added later): not the key's to keep
             st = os.stat(origin)
-            old = self.index.get(name)
-            current = old is not None and old[3:6] == (origin, st.st_mtime_ns, st.st_size)
-            if current and name not in self.damaged:
+            old = kept.get(name)
+            if old is not None and old[3:6] == (origin, st.st_mtime_ns, st.st_size):
                 continue  # stored and still current (served or not, it need not be again)
+            package = getattr(spec, "submodule_search_locations", None) is not None
+            parent = name.rpartition(".")[0]
+            path = getattr(sys.modules.get(parent), "__path__", None) if parent else sys.path
+            search = _placed(name, origin, package, path) if path is not None else None
+            if search is None:
+                continue  # not found by the path search: not ours to stand in for
+            entry: _Entry = (0, 0, package, origin, st.st_mtime_ns, st.st_size, b"", search)
+            if not all(steady(d) for d in _needs(entry)):
+                continue  # a directory changed while we ran: what it held then is unknown
             code = loader.get_code(name)
             if code is None:
                 continue
-            package = getattr(spec, "submodule_search_locations", None) is not None
-            fresh[name] = (marshal.dumps(code), package, origin, st.st_mtime_ns, st.st_size)
-        if not fresh:
+            blobs[name] = marshal.dumps(code)
+            fresh[name] = entry
+        if not fresh and len(kept) == len(self.index):
             return
-        blobs: list[bytes] = []
+        out: list[bytes] = []
         index: dict[str, _Entry] = {}
         offset = 0
-        for name, entry in self.index.items():
+        for name, entry in kept.items():
             if name in fresh:
                 continue  # stale: replaced below
-            start, length, package, origin, mtime, size, check = entry
+            start, length, package, origin, mtime, size, check, search = entry
             blob = self.read(start, length)
             if len(blob) != length or _check(blob) != check:
                 continue  # damaged: left out
-            index[name] = (offset, length, package, origin, mtime, size, check)
-            blobs.append(blob)
+            index[name] = (offset, length, package, origin, mtime, size, check, search)
+            out.append(blob)
             offset += length
-        for name, (blob, package, origin, mtime, size) in fresh.items():
-            index[name] = (offset, len(blob), package, origin, mtime, size, _check(blob))
-            blobs.append(blob)
+        for name, entry in fresh.items():
+            blob = blobs[name]
+            _, _, package, origin, mtime, size, _, search = entry
+            index[name] = (offset, len(blob), package, origin, mtime, size, _check(blob), search)
+            out.append(blob)
             offset += len(blob)
-        head = marshal.dumps((self.key, index))
+        dirs = {d: state(d) for e in index.values() for d in _needs(e)}
+        head = marshal.dumps((self.key, dirs, index))
         tmp = f"{self.path}.{os.getpid()}.tmp"
         try:
             with open(tmp, "wb") as fh:
                 fh.write(_FORMAT + len(head).to_bytes(8, "little") + head)
-                for blob in blobs:
+                for blob in out:
                     fh.write(blob)
             os.replace(tmp, self.path)
         finally:
@@ -195,16 +316,19 @@ def _nothing(offset: int, length: int) -> bytes:
     return b""
 
 
-def _open(path: str, key: bytes) -> tuple[dict[str, _Entry], _Read]:
-    """The index of the file at ``path`` made for ``key`` and a reader of its stored code
-    (empty when absent, odd or another key's: such a file is written anew at exit)."""
+_Stored = tuple[dict[str, _State], dict[str, _Entry]]  # the directories' states, the index
+
+
+def _open(path: str, key: bytes) -> tuple[_Stored, _Read]:
+    """The directory states and index of the file at ``path`` made for ``key`` and a reader
+    of its stored code (empty when absent, odd or another key's: written anew at exit)."""
     try:
         return _read(path, key)
     except Exception:  # noqa: BLE001 - whatever is wrong with it, it is not used
-        return {}, _nothing
+        return ({}, {}), _nothing
 
 
-def _read(path: str, key: bytes) -> tuple[dict[str, _Entry], _Read]:
+def _read(path: str, key: bytes) -> tuple[_Stored, _Read]:
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))  # absent: _open's answer
     try:
         found = _index(fd, key)
@@ -213,8 +337,8 @@ def _read(path: str, key: bytes) -> tuple[dict[str, _Entry], _Read]:
         raise
     if found is None:
         os.close(fd)
-        return {}, _nothing
-    index, base = found
+        return ({}, {}), _nothing
+    stored, base = found
     # The file stays open: it is replaced, never rewritten in place, so what it holds
     # cannot change under us.
     pread = getattr(os, "pread", None)
@@ -222,13 +346,13 @@ def _read(path: str, key: bytes) -> tuple[dict[str, _Entry], _Read]:
         with os.fdopen(fd, "rb") as fh:
             fh.seek(base)
             data = fh.read()
-        return index, lambda offset, length: data[offset : offset + length]
-    return index, lambda offset, length: pread(fd, length, base + offset)
+        return stored, lambda offset, length: data[offset : offset + length]
+    return stored, lambda offset, length: pread(fd, length, base + offset)
 
 
-def _index(fd: int, key: bytes) -> tuple[dict[str, _Entry], int] | None:
-    """The index of the open file ``fd`` and where its code starts (the index's offsets
-    count from there), or None when the file is odd or made for another key."""
+def _index(fd: int, key: bytes) -> tuple[_Stored, int] | None:
+    """The directory states and index of the open file ``fd`` and where its code starts
+    (the index's offsets count from there), or None when it is odd or another key's."""
     size = os.fstat(fd).st_size
     start = len(_FORMAT) + 8
     lead = os.read(fd, start)
@@ -237,14 +361,15 @@ def _index(fd: int, key: bytes) -> tuple[dict[str, _Entry], int] | None:
     head = int.from_bytes(lead[len(_FORMAT) :], "little")
     if head <= 0 or start + head > size:
         return None
-    made_for, index = marshal.loads(_read_exactly(fd, head))
+    made_for, dirs, index = marshal.loads(_read_exactly(fd, head))
     if (
         made_for != key
+        or not isinstance(dirs, dict)
         or not isinstance(index, dict)
-        or not all(isinstance(e, tuple) and len(e) == 7 for e in index.values())
+        or not all(isinstance(e, tuple) and len(e) == 8 for e in index.values())
     ):
         return None
-    return index, start + head
+    return (dirs, index), start + head
 
 
 def _read_exactly(fd: int, size: int) -> bytes:
@@ -266,12 +391,17 @@ def install(folder: str, *, save: bool = True) -> None:
     try:
         if sys.implementation.name != "cpython":
             return
+        if save:
+            # made before the finder first looks at the folders: the folder holding the
+            # file should not be one of them (its change at each save would make every
+            # module stored through it look shadowed), and making it later would be one
+            os.makedirs(folder, exist_ok=True)
         key = _key()
         path = os.path.join(folder, _name(key))
-        index, read = _open(path, key)
+        stored, read = _open(path, key)
     except Exception:  # noqa: BLE001 - a damaged cache means the normal path
         return
-    finder = _Finder(path, key, index, read)
+    finder = _Finder(path, key, stored, read)
     sys.meta_path.insert(0, finder)
     if not save:
         return

@@ -23,7 +23,15 @@ TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["Divergence", "RecordedTurn", "Recording", "ReplayProvider", "normalise"]
+__all__ = [
+    "Divergence",
+    "RecordedTurn",
+    "Recording",
+    "ReplayProvider",
+    "compare_results",
+    "normalise",
+    "relocate",
+]
 
 STOP_HOOK_PREFIX = "[Stop hook] "  # the loop's own continuation message, not a user turn
 
@@ -47,10 +55,18 @@ class Divergence:
     kind: str  # denied | allowed | blocked_by_hook | result | compaction | no_reply | error
     detail: str
     tool: str = ""
+    rule: str = ""  # the permission rule behind a "denied" (as written in the config)
+    diff: list[str] = field(default_factory=list)  # "result": the normalised results' diff
 
     def as_dict(self) -> dict[str, Any]:
         """The JSON form."""
-        return {"turn": self.turn, "kind": self.kind, "tool": self.tool, "detail": self.detail}
+        out: dict[str, Any] = {"turn": self.turn, "kind": self.kind, "tool": self.tool,
+                               "detail": self.detail}  # fmt: skip
+        if self.rule:
+            out["rule"] = self.rule
+        if self.diff:
+            out["diff"] = self.diff
+        return out
 
 
 def _refused(text: str) -> bool:
@@ -74,6 +90,32 @@ class Recording:
                     self.turns[-1].summaries += 1
             elif kind == "message" and isinstance(rec.get("message"), dict):
                 self._message(Message.from_dict(rec["message"]))
+
+    def relocate(self, moves: tuple[tuple[str, str], ...]) -> int:
+        """Point the recorded tool calls' paths at the replay's copy; the calls changed.
+
+        ``moves`` maps a recorded directory (the workspace, as recorded and as
+        resolved) to the scratch copy. Models send absolute paths; replayed as
+        recorded they would read, and could write, the real workspace.
+        """
+        import json
+
+        changed = 0
+        for turn in self.turns:
+            for reply in turn.replies:
+                for call in reply.tool_calls:
+                    try:
+                        args = json.loads(call.arguments or "{}")
+                    except ValueError:
+                        moved = relocate(call.arguments, moves)  # malformed: its text as is
+                    else:
+                        new = _relocate_value(args, moves)
+                        moved = (
+                            call.arguments if new == args else json.dumps(new, ensure_ascii=False)
+                        )
+                    if moved != call.arguments:
+                        call.arguments, changed = moved, changed + 1
+        return changed
 
     def _message(self, msg: Message) -> None:
         if msg.role is Role.USER and not msg.content.startswith(STOP_HOOK_PREFIX):
@@ -139,6 +181,54 @@ class ReplayProvider:
 
 
 _NUMBER = Pattern(r"\d+(?:\.\d+)?")
+# Characters that continue a file name: a recorded path followed (or preceded) by one
+# is another path (``/w/repo`` in ``/w/repo2`` or ``/x/w/repo``) and is left alone.
+_NAME_CHARS = frozenset("_.-~+@%#$")
+
+
+def _joins(ch: str) -> bool:
+    return ch.isalnum() or ch in _NAME_CHARS
+
+
+def relocate(text: str, moves: tuple[tuple[str, str], ...]) -> str:
+    """``text`` with every path that is, or lies under, a ``moves`` source moved to its target.
+
+    A source matches only as a whole path or a path's leading directories (bounded
+    by the text's start or end, a separator, quotes, spaces, ``=`` …), in one pass,
+    so a target that contains a source is not moved again. Longest source first.
+    """
+    pairs = sorted(((a.rstrip("/\\") or a, b) for a, b in moves if a and a != b),
+                   key=lambda m: -len(m[0]))  # fmt: skip
+    if not pairs or not any(a in text for a, _ in pairs):
+        return text
+    out: list[str] = []
+    i = last = 0
+    while i < len(text):
+        for old, new in pairs:
+            end = i + len(old)
+            if (
+                text.startswith(old, i)
+                and (i == 0 or not (_joins(text[i - 1]) or text[i - 1] in "/\\"))
+                and (end == len(text) or not _joins(text[end]))
+            ):
+                out += (text[last:i], new)
+                i = last = end
+                break
+        else:
+            i += 1
+    out.append(text[last:])
+    return "".join(out)
+
+
+def _relocate_value(value: Any, moves: tuple[tuple[str, str], ...]) -> Any:
+    """A JSON value with :func:`relocate` applied to every string in it (keys too)."""
+    if isinstance(value, str):
+        return relocate(value, moves)
+    if isinstance(value, list):
+        return [_relocate_value(v, moves) for v in value]
+    if isinstance(value, dict):
+        return {relocate(k, moves): _relocate_value(v, moves) for k, v in value.items()}
+    return value
 
 
 def normalise(text: str, workspaces: tuple[str, ...]) -> str:
@@ -149,21 +239,63 @@ def normalise(text: str, workspaces: tuple[str, ...]) -> str:
     return _NUMBER.sub("0", text)
 
 
+_DIFF_LINES = 12  # a divergence shows this many changed lines at most
+_DIFF_WIDTH = 160  # … each cut to this many characters
+
+
+def result_diff(old: str, new: str) -> list[str]:
+    """A short unified diff (no context) of two normalised results: ``-`` then, ``+`` now."""
+    import difflib
+
+    lines = [
+        line if len(line) <= _DIFF_WIDTH else line[: _DIFF_WIDTH - 1] + "\u2026"
+        for line in difflib.unified_diff(old.splitlines(), new.splitlines(), n=0, lineterm="")
+        if line[:1] in "+-" and not line.startswith(("+++", "---"))
+    ]
+    if len(lines) > _DIFF_LINES:
+        lines[_DIFF_LINES:] = [f"\u2026 {len(lines) - _DIFF_LINES} more changed line(s)"]
+    return lines
+
+
+def _rule(reason: str) -> str:
+    """The rule a refusal names (``… matches deny rule 'Bash(rm:*)' …``), else ""."""
+    for kind in ("deny", "ask"):
+        mark = f"matches {kind} rule "
+        at = reason.find(mark)
+        if at >= 0:
+            rest = reason[at + len(mark) :]
+            quote = rest[:1]
+            end = rest.find(quote, 1) if quote in "'\"" and quote else -1
+            return rest[1:end] if end > 0 else rest.split(")", 1)[0]
+    return ""
+
+
 def compare_results(
     turn: int, recorded: RecordedTurn, now: dict[tuple[int, str], tuple[str, bool, str]],
     workspaces: tuple[str, ...],
 ) -> list[Divergence]:  # fmt: skip
-    """Divergences of one turn's tool results (``now``: (reply, call id) -> text, ran, tool)."""
+    """Divergences of one turn's tool results (``now``: (reply, call id) -> text, ran, tool).
+
+    Each says what differs: the refusal's reason and rule for a call refused now,
+    what the call returned for one run now, the diff of the normalised results.
+    """
     out: list[Divergence] = []
     for key, (text, ran) in recorded.results.items():
         if key not in now:
             continue
         new_text, new_ran, tool = now[key]
+        first = (new_text.splitlines() or [""])[0][:300]
         if ran and not new_ran:
-            kind = "blocked_by_hook" if "hook" in new_text.split("\n", 1)[0] else "denied"
-            out.append(Divergence(turn, kind, new_text.splitlines()[0][:300], tool))
+            kind = "blocked_by_hook" if "hook" in first else "denied"
+            out.append(
+                Divergence(turn, kind, f"run then, refused now: {first}", tool, _rule(first))
+            )
         elif not ran and new_ran:
-            out.append(Divergence(turn, "allowed", "refused then, run now", tool))
-        elif ran and normalise(text, workspaces) != normalise(new_text, workspaces):
-            out.append(Divergence(turn, "result", "the tool's result differs", tool))
+            then = (text.splitlines() or [""])[0][:200]
+            out.append(Divergence(turn, "allowed", f"refused then ({then}), run now", tool))
+        elif ran:
+            old, new = normalise(text, workspaces), normalise(new_text, workspaces)
+            if old != new:
+                diff = result_diff(old, new)
+                out.append(Divergence(turn, "result", "the tool's result differs", tool, diff=diff))
     return out

@@ -6,6 +6,12 @@ response is served from the recording (:class:`ReplayProvider`, no network);
 approval questions are answered as the recording shows they were (run then →
 allow once, refused then → deny). The tools, permission rules, hooks,
 sandbox and compaction are today's, so what differs is what changed.
+
+The real workspace is never touched: recorded paths inside it (models send
+absolute ones, in tool arguments and in bash commands) are moved to the scratch
+copy before they run, a write-scope question is always refused, and the
+workspace is taken out of the run's writable roots and kept read-only in the
+bash sandbox, so a path the rewrite missed is a divergence, not a change.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from reasonix.agent.rewind import RewindResult, agent_files, put_back
 from reasonix.agent.session import read_records
 from reasonix.cancel import Cancel
 from reasonix.config.paths import sessions_dir
+from reasonix.errors import ConfigError
 from reasonix.lazy import dataclass, field
 from reasonix.permission import ApprovalChoice
 
@@ -72,7 +79,48 @@ def _scratch(workspace: Path, session: str, report: ReplayReport) -> tuple[Path,
     return root, scratch
 
 
+def _moves(workspace: Path, recorded: str, scratch: Path) -> tuple[tuple[str, str], ...]:
+    """Where the recording's workspace paths go: each spelling of it -> the scratch copy."""
+    import os
+
+    target = str(scratch)
+    names = {recorded, str(workspace), os.path.realpath(recorded or workspace)} - {""}
+    home = os.path.expanduser("~")
+    for name in list(names):
+        if home not in ("", "~", os.sep) and name.startswith(home + os.sep):
+            names.add("~" + name[len(home) :])  # `cd ~/project` in a recorded command
+    return tuple((name, target) for name in sorted(names))
+
+
+def _touches(root: Any, real: Path) -> bool:
+    """``root`` is ``real``, inside it or above it."""
+    r = Path(root).resolve()
+    return r == real or real in r.parents or r in real.parents
+
+
+def _fence(tool_ctx: Any, workspace: Path) -> None:
+    """Keep the real workspace out of the replay's reach: no writable root covers it
+    (an ``allow_write`` of its parent would), and the bash sandbox mounts it read-only."""
+    real = workspace.resolve()
+    if _touches(tool_ctx.workspace, real):
+        raise ConfigError(
+            f"replay: [sandbox].workspace_root points the tools at {tool_ctx.workspace}, "
+            "the real workspace, not the replay's copy; replay will not run there"
+        )
+    roots = getattr(tool_ctx, "write_roots", None)
+    if isinstance(roots, list):
+        roots[:] = [r for r in roots if not _touches(r, real)]  # the sandbox shares this list
+    scope = tool_ctx.extra.get("write_scope")  # the file tools' own copy of the roots
+    if scope is not None and isinstance(getattr(scope, "roots", None), list):
+        scope.roots[:] = [r for r in scope.roots if not _touches(r, real)]
+    sandbox = getattr(tool_ctx, "sandbox", None)
+    if sandbox is not None and isinstance(getattr(sandbox, "read_only", None), list):
+        sandbox.read_only.append(real)
+
+
 def _answer(event: ApprovalRequested, recorded_ran: dict[tuple[str, str], bool]) -> None:
+    # A question that is not about a recorded call (a write-scope request: the call
+    # named a path outside the copy) has no key here and is refused.
     req = event.request
     key = (str(getattr(req, "tool_name", "")), repr(sorted(getattr(req, "args", {}).items())))
     event.answer(ApprovalChoice.ONCE if recorded_ran.get(key, False) else ApprovalChoice.DENY)
@@ -85,11 +133,14 @@ def replay_session(workspace: Path, session_path: Path) -> ReplayReport:
     recording = Recording(read_records(session_path))
     report = ReplayReport(session_path.stem, turns=len(recording.turns))
     root, scratch = _scratch(workspace, session_path.stem, report)
+    moves = _moves(workspace, recording.workspace, scratch)
+    recording.relocate(moves)
     provider = ReplayProvider(recording)
-    names = (recording.workspace or str(workspace), str(scratch))
+    names = (*(old for old, _ in moves), str(scratch))
     try:
         rt = build_runtime(RuntimeOptions(workspace=scratch, interactive=True, provider=provider))
         try:
+            _fence(rt.tool_ctx, workspace)
             for i, turn in enumerate(recording.turns):
                 provider.begin_turn(i)
                 ran: dict[tuple[str, str], bool] = {}
@@ -107,7 +158,9 @@ def replay_session(workspace: Path, session_path: Path) -> ReplayReport:
                     elif isinstance(event, ApprovalRequested):
                         _answer(event, ran)
                     elif isinstance(event, ToolEnd):
-                        refused = event.content.startswith(("blocked:", "unknown tool"))
+                        refused = event.blocked or event.content.startswith(
+                            ("blocked:", "unknown tool")
+                        )
                         now[(step - 1, event.call_id)] = (event.content, not refused, event.name)
                     elif isinstance(event, Error) and i not in provider.missing:
                         kind = "blocked_by_hook" if "hook" in event.message else "error"

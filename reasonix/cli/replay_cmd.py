@@ -2,7 +2,8 @@
 
 Exit 0 when the new run matches the recording, 1 when it diverges (a call now
 denied or allowed, a hook that now blocks, another tool result, compaction at
-another point), 2 for a bad session argument.
+another point), 2 for a bad session argument. Each divergence says what
+differs: the refusal and the rule behind it, or a short diff of the results.
 """
 
 from __future__ import annotations
@@ -49,4 +50,6 @@ def execute(args: argparse.Namespace) -> int:
     for d in report.divergences:
         tool = f" {d.tool}" if d.tool else ""
         print(printable(f"  turn {d.turn}{tool}: {d.kind}: {d.detail}", keep_newlines=False))
+        for line in d.diff:  # what differs: "-" the recorded result, "+" today's
+            print(printable(f"      {line}", keep_newlines=False))
     return 1

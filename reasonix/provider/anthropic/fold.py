@@ -52,7 +52,10 @@ STOP_REASONS = {
 _NAMED = frozenset({"model_context_window_exceeded", "pause_turn"})
 # A block that starts with one of these continues the sentence before it (a cited run is
 # split into text blocks mid-sentence: "born on April 30, 1916" + ", in Petoskey").
-_CONTINUES = ",.;:!?)]}%'\"\u201d\u2019\u2026\u3001\uff0c\u3002\uff1b\uff1a\uff01\uff1f\uff09\u3011\u300b\u300d\u300f"
+_CONTINUES = (
+    ",.;:!?)]}%'\"\u201d\u2019\u2026"  # ASCII, closing quotes, the ellipsis
+    "\u3001\uff0c\u3002\uff1b\uff1a\uff01\uff1f\uff09\u3011\u300b\u300d\u300f"  # CJK
+)
 _SENTENCE_END = ".!?:\u3002\uff01\uff1f\uff1a\u2026"
 _CLOSERS = ")]}'\"\u201d\u2019\u3011\u300b\u300d\u300f*_`"
 
