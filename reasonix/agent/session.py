@@ -12,8 +12,9 @@ killed process loses at most the line being written; :meth:`Session.sync`
 fsyncs at turn boundaries, on a thread of its own (:class:`~reasonix.agent.syncer.Syncer`: the
 loop does not wait for the disk), and :meth:`Session.close` waits for it and
 fsyncs what is left. Opening a transcript for writing truncates a torn
-last line. The lease (pid + process start time) stops a second live process
-from writing the same file; a lease left by a dead process is taken over.
+last line. The lease (pid + process start time, :mod:`reasonix.agent.lease`)
+stops a second live process from writing the same file; a lease left by a
+dead process is taken over.
 """
 
 from __future__ import annotations
@@ -26,8 +27,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from reasonix.agent.compaction import CHECKPOINT, message_from_record, parse_checkpoint
+from reasonix.agent.lease import Lease
 from reasonix.config.paths import sessions_dir
-from reasonix.config.safe_read import LEASE_LIMIT, TRANSCRIPT_LIMIT, open_regular, read_bytes
+from reasonix.config.safe_read import TRANSCRIPT_LIMIT, open_regular, read_bytes
 from reasonix.errors import SessionError
 from reasonix.lazy import dataclass
 from reasonix.provider.types import Message, Role
@@ -76,13 +78,6 @@ def make_title(text: str) -> str:
 def new_session_id() -> str:
     """A sortable, unique id: UTC timestamp plus random hex."""
     return time.strftime("%Y%m%d-%H%M%S", time.gmtime()) + "-" + os.urandom(3).hex()
-
-
-def _hostname() -> str:
-    # os.uname avoids importing socket just for this; Windows has COMPUTERNAME.
-    if hasattr(os, "uname"):
-        return os.uname().nodename
-    return os.environ.get("COMPUTERNAME", "")
 
 
 # -- reading -------------------------------------------------------------------
@@ -265,113 +260,6 @@ def find_session(workspace: Path, query: str) -> Path:
     )
 
 
-# -- the lease -----------------------------------------------------------------
-
-
-def _process_start(pid: int) -> str:
-    """A token that changes when ``pid`` is reused: /proc start ticks where available."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return ""
-    # The command name (field 2) may contain spaces and parentheses; fields after the last ")".
-    fields = stat[stat.rfind(")") + 2 :].split()
-    return fields[19] if len(fields) > 19 else ""
-
-
-def _pid_alive(pid: int) -> bool:
-    if pid <= 0:
-        return False
-    if os.name == "nt":  # os.kill(pid, 0) would terminate the process on Windows
-        import ctypes
-
-        kernel32 = ctypes.windll.kernel32  # type: ignore[attr-defined,unused-ignore]
-        handle = kernel32.OpenProcess(0x1000, False, pid)  # PROCESS_QUERY_LIMITED_INFORMATION
-        if not handle:
-            return False
-        code = ctypes.c_ulong()
-        kernel32.GetExitCodeProcess(handle, ctypes.byref(code))
-        kernel32.CloseHandle(handle)
-        return code.value == 259  # STILL_ACTIVE
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def _lease_valid(info: Any) -> bool:
-    """A lease as Reasonix writes it; anything else (hand-edited, half-written) is stale."""
-    if not isinstance(info, dict):
-        return False
-    pid = info.get("pid")
-    return (
-        isinstance(pid, int)
-        and not isinstance(pid, bool)
-        and 0 < pid < 1 << 31
-        and _is_str(info.get("host"))
-        and _is_str(info.get("start"))
-    )
-
-
-def _lease_alive(info: dict[str, Any]) -> bool:
-    if not _lease_valid(info):
-        return False
-    if info.get("host") not in (None, _hostname()):
-        return True  # another machine sharing the state dir: we cannot tell, so stay safe
-    pid = int(info["pid"])
-    if not _pid_alive(pid):
-        return False
-    start = str(info.get("start") or "")
-    return not start or start == _process_start(pid) or not _process_start(pid)
-
-
-class _Lease:
-    """An exclusive claim on one transcript, held by this process."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.token = os.urandom(8).hex()
-        me = {"pid": os.getpid(), "start": _process_start(os.getpid())}
-        self.body = json.dumps({**me, "host": _hostname(), "token": self.token})
-
-    def acquire(self, session_id: str) -> None:
-        for _ in range(3):  # a stale lease is removed and the exclusive create retried
-            try:
-                fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-            except FileExistsError:
-                self._check_holder(session_id)
-                continue
-            with os.fdopen(fd, "w") as fh:
-                fh.write(self.body)
-            return
-        raise SessionError(f"could not take the lease of session {session_id} ({self.path})")
-
-    def _check_holder(self, session_id: str) -> None:
-        try:
-            info = json.loads(self._read() or "{}")
-        except (OSError, ValueError, SessionError):
-            info = {}  # half-written by a process that died while creating it
-        if isinstance(info, dict) and info and _lease_alive(info):
-            raise SessionError(
-                f"session {session_id} is in use by another Reasonix process "
-                f"(pid {info.get('pid')}); add --copy to continue it in a new session"
-            )
-        with contextlib.suppress(FileNotFoundError):
-            self.path.unlink()
-
-    def _read(self) -> bytes:
-        # Never followed: a lease is a file only Reasonix writes, in its own state dir.
-        return read_bytes(self.path, LEASE_LIMIT, error=SessionError, follow=False)
-
-    def release(self) -> None:
-        with contextlib.suppress(OSError, ValueError, SessionError, AttributeError):
-            if json.loads(self._read()).get("token") == self.token:
-                self.path.unlink()
-
-
 # -- the session ---------------------------------------------------------------
 
 
@@ -382,7 +270,7 @@ class Session:
     both hold the lease until :meth:`close`.
     """
 
-    def __init__(self, path: Path, records: list[dict[str, Any]], lease: _Lease) -> None:
+    def __init__(self, path: Path, records: list[dict[str, Any]], lease: Lease) -> None:
         self.path = path
         self.id = path.stem
         self.notices: list[str] = []  # what loading had to skip, for the frontend to show
@@ -405,7 +293,7 @@ class Session:
         root = root if root is not None else sessions_dir(workspace)
         root.mkdir(parents=True, exist_ok=True)
         path = root / f"{new_session_id()}.jsonl"
-        lease = _Lease(path.with_suffix(".lease"))
+        lease = Lease(path.with_suffix(".lease"))
         lease.acquire(path.stem)
         session = cls(path, [], lease)
         head = {"type": "meta", "version": FORMAT_VERSION, "id": session.id}
@@ -419,7 +307,7 @@ class Session:
         path = Path(path)
         if not path.is_file():
             raise SessionError(f"no session transcript at {path}")
-        lease = _Lease(path.with_suffix(".lease"))
+        lease = Lease(path.with_suffix(".lease"))
         lease.acquire(path.stem)
         try:
             _repair_tail(path)

@@ -54,7 +54,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     for verb in ("add", "rm"):
         f = fsub.add_parser(verb)
         f.add_argument("name")
-        f.add_argument("spec", metavar="LOCAL:REMOTE")
+        f.add_argument("spec", metavar="SPEC",
+                       help="[BIND:]PORT:HOST:HOSTPORT as `ssh -L` takes it, or LOCAL:REMOTE "
+                       "ports (loopback binds only)")  # fmt: skip
     fl = fsub.add_parser("ls")
     fl.add_argument("name")
     fs = sub.add_parser("fs", help="remote files over SFTP")

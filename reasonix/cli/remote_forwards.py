@@ -59,8 +59,7 @@ class ForwardSync:
                 if spec in self.active or spec in self._failed:
                     continue
                 try:
-                    local, remote = parse_spec(spec)
-                    fwd = Forward(self.conn, "L", local, remote).start()
+                    fwd = Forward.local(self.conn, parse_spec(spec)).start()
                 except ReasonixError as err:
                     self._failed.add(spec)  # reported once, not every second
                     self._say(f"forward {spec} not started: {err}")

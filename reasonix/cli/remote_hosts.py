@@ -61,7 +61,7 @@ def _to_host(raw: dict[str, Any]) -> Host:
 
 
 def load_hosts() -> list[tuple[Host, list[str]]]:
-    """Every configured host with its saved forwards (``LOCAL:REMOTE``)."""
+    """Every configured host with its saved forwards (as typed: see ``parse_spec``)."""
     return [(_to_host(r), [str(f) for f in r.get("forwards", [])]) for r in _raw_hosts()]
 
 

@@ -18,7 +18,7 @@ from reasonix.cli.remote_hosts import (
 from reasonix.cli.safe_text import printable
 from reasonix.config import paths
 from reasonix.errors import UsageError
-from reasonix.remote.forward import parse_spec
+from reasonix.remote.forward import ForwardSpec, parse_spec
 from reasonix.remote.ssh import Host
 
 __all__ = ["execute"]
@@ -67,38 +67,54 @@ def _list() -> int:
     return 0
 
 
-def _listening(port: int) -> bool:
+def _listening(spec: ForwardSpec) -> bool:
     try:
-        with socket.create_connection(("127.0.0.1", port), timeout=1):
+        with socket.create_connection((spec.bind, spec.port), timeout=1):
             return True
     except OSError:
         return False
 
 
+def _saved_as(forwards: list[str], spec: ForwardSpec) -> str | None:
+    """The saved entry that means ``spec`` (``8080:80`` is ``8080:127.0.0.1:80``)."""
+    for saved in forwards:
+        try:
+            if parse_spec(saved) == spec:
+                return saved
+        except UsageError:
+            continue  # a hand-edited entry that no longer parses; `ls` reports it
+    return None
+
+
 def _forward(args: argparse.Namespace) -> int:
     host, forwards = find_host(args.name)
     if args.verb == "ls":
-        for spec in forwards:
-            local, remote = parse_spec(spec)
-            live = "  (live)" if _listening(local) else ""
-            print(printable(f"-L 127.0.0.1:{local} -> remote 127.0.0.1:{remote}{live}"))
+        for saved in forwards:
+            try:
+                spec = parse_spec(saved)
+            except UsageError as err:
+                print(printable(f"{saved}  (not started: {err})"))
+                continue
+            live = "  (live)" if _listening(spec) else ""
+            print(printable(f"{spec.describe()}{live}"))
         if not forwards:
             print(printable(f"no forwards for {host.name}"))
         return 0
-    parse_spec(args.spec)
+    spec = parse_spec(args.spec)
+    existing = _saved_as(forwards, spec)
     if args.verb == "add":
-        if args.spec not in forwards:
-            forwards.append(args.spec)
+        if existing is None:
+            forwards.append(args.spec.strip())
         save_host(host, forwards)
-        print(printable(f"{host.name}: forward {args.spec} saved; live in a running "
-                        f"`reasonix remote connect|run|open {host.name}` within a second, "
-                        "and in every later one"))  # fmt: skip
+        print(printable(f"{host.name}: forward {args.spec} saved ({spec.describe()}); live in "
+                        f"a running `reasonix remote connect|run|open {host.name}` within a "
+                        "second, and in every later one"))  # fmt: skip
         return 0
-    if args.spec not in forwards:
+    if existing is None:
         raise UsageError(f"{host.name} has no forward {args.spec}")
-    forwards.remove(args.spec)
+    forwards.remove(existing)
     save_host(host, forwards)
-    print(printable(f"{host.name}: forward {args.spec} removed (closed in a running connection)"))
+    print(printable(f"{host.name}: forward {existing} removed (closed in a running connection)"))
     return 0
 
 

@@ -8,15 +8,17 @@ fingerprint and the way to accept it (``--trust FINGERPRINT``).
 from __future__ import annotations
 
 import getpass
+import os
 import sys
 
 from reasonix.cli.safe_text import printable
 from reasonix.lazy import Pattern
 from reasonix.remote.askpass import PromptCallback
 
-__all__ = ["fingerprint", "make_prompt"]
+__all__ = ["ask_tty", "fingerprint", "make_prompt"]
 
 _FP = Pattern(r"SHA256:[A-Za-z0-9+/=]+")
+_ANSWER_LIMIT = 1024  # a yes/no answer; more is not read
 
 
 def fingerprint(text: str) -> str:
@@ -31,6 +33,19 @@ def _tty() -> bool:
             return sys.stdin.isatty()
     except OSError:
         return False
+
+
+def ask_tty(question: str) -> str:
+    """Write ``question`` to the controlling terminal and read one line of answer.
+
+    Unbuffered binary I/O on the terminal device: a text ``open("/dev/tty", "r+")``
+    wants a seekable file and fails on every tty. End of input reads as "".
+    """
+    fd = os.open("/dev/tty", os.O_RDWR | getattr(os, "O_NOCTTY", 0))
+    with open(fd, "r+b", buffering=0) as tty:
+        tty.write(printable(question).encode("utf-8", "replace"))
+        line = tty.readline(_ANSWER_LIMIT)
+    return line.decode("utf-8", "replace")
 
 
 def make_prompt(name: str, trust: str = "") -> PromptCallback:
@@ -53,11 +68,12 @@ def make_prompt(name: str, trust: str = "") -> PromptCallback:
                 )
                 return "no"
             print(printable(text), file=sys.stderr)
-            with open("/dev/tty", "r+") as tty:
-                tty.write(f"Trust the host key of {name} ({fp})? [yes/no] ")
-                tty.flush()
-                answer = tty.readline().strip().lower()
-            return "yes" if answer in ("y", "yes") else "no"
+            answer = ask_tty(f"Trust the host key of {name} ({fp})? [yes/no] ").strip().lower()
+            if answer in ("y", "yes"):
+                print(printable(f"reasonix: {name}: host key {fp} accepted; ssh records it "
+                                "in known_hosts"), file=sys.stderr)  # fmt: skip
+                return "yes"
+            return "no"
         if kind in ("password", "passphrase") and _tty():
             return getpass.getpass(printable(text.strip()) + " ")
         if kind in ("password", "passphrase"):

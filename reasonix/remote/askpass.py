@@ -5,7 +5,9 @@ for host-key confirmation, passphrases and passwords. Our shim is a tiny
 script that sends the prompt over a private Unix socket to a listener thread
 here, which calls ``on_prompt(kind, text)`` and sends the answer back. The
 answer never appears in argv or the environment, and ``remote`` never reads
-the terminal: the caller's callback decides.
+the terminal: the caller's callback decides. A callback that raises refuses
+that prompt and is kept in :attr:`AskpassServer.failure`, so the caller can
+report it (:class:`~reasonix.remote.errors.PromptFailed`).
 """
 
 from __future__ import annotations
@@ -61,6 +63,8 @@ class AskpassServer:
         self.socket_path = str(directory / f"ask-{token}")
         self.shim_path = str(directory / f"askpass-{token}")
         self.prompts: list[tuple[str, str]] = []
+        # (kind, exception) of the first prompt whose callback raised
+        self.failure: tuple[str, Exception] | None = None
         self._sock = socket.socket(socket.AF_UNIX)
         self._sock.bind(self.socket_path)
         os.chmod(self.socket_path, 0o600)
@@ -104,7 +108,10 @@ class AskpassServer:
         if self._on_prompt is not None:
             try:
                 answer = self._on_prompt(kind, text)
-            except Exception:  # noqa: BLE001 - a failing callback is a refusal, not a hang
+            except Exception as err:  # noqa: BLE001 - reported by the caller (see failure)
+                # ssh gets a refusal at once (never a hang); the error itself is kept so
+                # the connection reports it instead of a misleading "not confirmed".
+                self.failure = (kind, err)
                 answer = None
         reply = b"-" if answer is None else b"+" + answer.encode("utf-8")
         try:

@@ -12,7 +12,12 @@ from reasonix.cancel import Cancel
 from reasonix.errors import Cancelled
 from reasonix.lazy import dataclass
 from reasonix.remote.askpass import AskpassServer, PromptCallback
-from reasonix.remote.errors import ConnectionLost, RemoteError, classify_ssh_failure
+from reasonix.remote.errors import (
+    ConnectionLost,
+    PromptFailed,
+    RemoteError,
+    classify_ssh_failure,
+)
 from reasonix.remote.ssh import Host, SshOptions, build_argv, control_dir, control_path
 
 __all__ = ["Completed", "Connection", "quote"]
@@ -82,6 +87,14 @@ class Connection:
             )
             try:
                 self._wait_ready(cancel)
+            except RemoteError:
+                if ask.failure is None:
+                    raise
+                kind, cause = ask.failure
+                raise PromptFailed(
+                    f"{self.host.name}: answering ssh's {kind} prompt failed "
+                    f"({type(cause).__name__}: {cause}), so the connection was refused"
+                ) from cause
             finally:
                 self.prompts = list(ask.prompts)
         return self

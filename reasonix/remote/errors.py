@@ -10,6 +10,7 @@ __all__ = [
     "ConnectionLost",
     "HostKeyChanged",
     "HostKeyRejected",
+    "PromptFailed",
     "RemoteError",
     "RemotePythonMissing",
     "classify_ssh_failure",
@@ -26,6 +27,10 @@ class HostKeyChanged(RemoteError):
 
 class HostKeyRejected(RemoteError):
     """The host key is unknown and was not confirmed."""
+
+
+class PromptFailed(RemoteError):
+    """Answering one of ssh's prompts (host key, passphrase, password) raised an error."""
 
 
 class AuthFailed(RemoteError):

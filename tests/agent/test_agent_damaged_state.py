@@ -10,10 +10,12 @@ Before the fix several of these shapes ended in ``internal error: ValueError``.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
 
+from reasonix.agent.lease import LEASE_GRACE
 from reasonix.agent.memory.catalog import Memory
 from reasonix.agent.memory.commands import list_facts
 from reasonix.agent.memory.facts import FactStore
@@ -86,7 +88,13 @@ def test_a_sound_transcript_has_no_notice(tmp_path: Path) -> None:
 )  # fmt: skip
 def test_a_malformed_lease_is_stale(tmp_path: Path, body: str) -> None:
     path = _session_with(tmp_path)
-    path.with_suffix(".lease").write_text(body)
+    lease = path.with_suffix(".lease")
+    lease.write_text(body)
+    if body in ("garbage", ""):
+        # Not JSON at all: maybe being written right now, so stale only once it is old
+        # (test_session_lease_race covers the fresh case).
+        old = lease.stat().st_mtime - LEASE_GRACE - 60
+        os.utime(lease, (old, old))
     with Session.open(path) as session:
         assert len(session.messages()) == 2
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from reasonix.agent.lease import LEASE_GRACE
 from reasonix.agent.session import Session, find_session, latest_session, list_sessions
 from reasonix.errors import SessionError
 from reasonix.provider.types import Message, Role, ToolCall
@@ -96,7 +97,9 @@ def test_lease_of_a_dead_process_is_taken_over(workspace: Path) -> None:
     lease.write_text(json.dumps({"pid": int(dead.stdout), "start": "1", "token": "t"}))
     with Session.open(s.path):
         assert json.loads(lease.read_text())["pid"] == os.getpid()
-    lease.write_text("")  # a lease file torn while being created
+    lease.write_text("")  # a lease file torn while being created, by a process that died
+    old = lease.stat().st_mtime - LEASE_GRACE - 60  # long ago: no longer being written
+    os.utime(lease, (old, old))
     Session.open(s.path).close()
 
 

@@ -13,6 +13,7 @@ from reasonix.remote.errors import (
     HostKeyChanged,
     classify_ssh_failure,
 )
+from reasonix.remote.forward import parse_spec
 from reasonix.remote.ssh import Host, SshOptions, build_argv
 
 H = Host("box", "example.org", "me", 2222, "/k/id", "bastion")
@@ -79,3 +80,28 @@ def test_prompt_kinds() -> None:
     assert prompt_kind(text) == "hostkey"
     assert prompt_kind("Enter passphrase for key '/k': ") == "passphrase"
     assert prompt_kind("me@h's password: ") == "password"
+
+
+@pytest.mark.parametrize(
+    ("spec", "ssh_arg"),
+    [("8080:80", "127.0.0.1:8080:127.0.0.1:80"),
+     ("8080:127.0.0.1:9090", "127.0.0.1:8080:127.0.0.1:9090"),
+     ("8080:db.internal:5432", "127.0.0.1:8080:db.internal:5432"),
+     ("localhost:8080:db:5432", "localhost:8080:db:5432"),
+     ("127.0.0.2:8080:db:5432", "127.0.0.2:8080:db:5432"),
+     ("[::1]:8080:[fd00::5]:22", "[::1]:8080:[fd00::5]:22"),
+     ("8080:[::1]:22", "127.0.0.1:8080:[::1]:22")],
+)  # fmt: skip
+def test_forward_specs_as_ssh_takes_them(spec: str, ssh_arg: str) -> None:
+    assert parse_spec(spec).ssh_arg() == ssh_arg
+
+
+@pytest.mark.parametrize(
+    "spec",
+    ["8080", "a:b", "8080:80:90:1:2", "0.0.0.0:8080:h:80", "*:8080:h:80", ":8080:h:80",
+     "192.168.1.5:8080:h:80", "8080:-oProxyCommand=x:80", "8080:h h:80", "8080:h:0",
+     "8080:h:65536", "[::1:8080:h:80", "[::]:8080:h:80", "8080::80"],
+)  # fmt: skip
+def test_bad_or_exposed_forward_specs_are_refused(spec: str) -> None:
+    with pytest.raises(UsageError, match="forward"):
+        parse_spec(spec)

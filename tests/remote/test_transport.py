@@ -10,9 +10,11 @@ from pathlib import Path
 import pytest
 
 from reasonix.cancel import Cancel
+from reasonix.cli.remote_forwards import ForwardSync
+from reasonix.cli.remote_hosts import save_host
 from reasonix.remote.bootstrap import find_python, install, probe
 from reasonix.remote.connection import Connection
-from reasonix.remote.errors import HostKeyChanged, HostKeyRejected
+from reasonix.remote.errors import HostKeyChanged, HostKeyRejected, PromptFailed
 from reasonix.remote.forward import Forward
 from reasonix.remote.sftpfs import SftpFS
 from reasonix.remote.ssh import Host
@@ -47,6 +49,25 @@ def test_tofu_reject_refuses(sshd: Sshd, host: Host, sockdir: str) -> None:
     with pytest.raises(HostKeyRejected):
         Connection(host, on_prompt=None, socket_dir=sockdir).open()
     assert sshd.known_hosts.read_text() == ""
+
+
+def test_a_failing_prompt_callback_is_reported_not_swallowed(
+    sshd: Sshd, host: Host, sockdir: str
+) -> None:
+    sshd.known_hosts.write_text("")
+    asked: list[str] = []
+
+    def broken(kind: str, text: str) -> str:
+        asked.append(kind)
+        raise OSError(6, "No such device or address: '/dev/tty'")
+
+    with pytest.raises(PromptFailed) as err:
+        Connection(host, on_prompt=broken, socket_dir=sockdir).open()
+    assert asked == ["hostkey"]
+    text = str(err.value)
+    assert "hostkey prompt failed" in text and "OSError" in text and "/dev/tty" in text
+    assert isinstance(err.value.__cause__, OSError)
+    assert sshd.known_hosts.read_text() == ""  # refused: nothing was trusted
 
 
 def test_changed_host_key_refused_loudly(
@@ -111,6 +132,37 @@ def test_local_forward_passes_data_and_closes_on_cancel(host: Host, sockdir: str
             assert not fwd.active
             with pytest.raises(OSError):
                 socket.create_connection(("127.0.0.1", fwd.listen_port), timeout=2).close()
+    finally:
+        srv.close()
+        thread.join(2)
+
+
+def test_saved_forwards_in_openssh_syntax_carry_data(host: Host, sockdir: str) -> None:
+    srv, thread = _echo_server()
+    target = srv.getsockname()[1]
+    ports = []
+    for _ in range(2):
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            ports.append(s.getsockname()[1])
+    # as `ssh -L` takes them: PORT:HOST:HOSTPORT and BIND:PORT:HOST:HOSTPORT
+    specs = [f"{ports[0]}:127.0.0.1:{target}", f"localhost:{ports[1]}:localhost:{target}"]
+    save_host(host, specs)
+    try:
+        with Connection(host, socket_dir=sockdir) as conn:
+            sync = ForwardSync(conn, "box")
+            sync.sync()
+            try:
+                assert sorted(sync.active) == sorted(specs)
+                for port in ports:
+                    with socket.create_connection(("127.0.0.1", port), timeout=5) as c:
+                        c.sendall(b"ping over ssh -L")
+                        assert c.recv(100) == b"ping over ssh -L"
+            finally:
+                sync.stop()
+            for port in ports:
+                with pytest.raises(OSError):
+                    socket.create_connection(("127.0.0.1", port), timeout=2).close()
     finally:
         srv.close()
         thread.join(2)
