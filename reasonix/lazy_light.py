@@ -205,6 +205,19 @@ def undo(cls: type, info: LightInfo) -> None:
         type.__setattr__(cls, name, value)
 
 
+def _wrong_call(where: str, names: tuple[str, ...], required: int) -> Any:
+    """A do-nothing function with the signature of the light ``__init__``: called with the
+    arguments the light one refused, Python itself raises the TypeError dataclasses' would
+    (same words, same order of checks). Compiled only on that error path."""
+    me = "__dataclass_self__" if "self" in names else "self"  # as dataclasses names it
+    params = ", ".join([me, *names[:required], *(f"{n}=None" for n in names[required:])])
+    ns: dict[str, Any] = {}
+    exec(f"def __init__({params}):\n    pass\n", ns)  # names are identifiers, values are None
+    stub = ns["__init__"]
+    stub.__qualname__ = where
+    return stub
+
+
 def _init_fn(cls: type, fields: list[LightField], frozen: bool) -> Any:
     params = [f for f in fields if f.init]
     names = tuple(f.name for f in params)
@@ -213,34 +226,39 @@ def _init_fn(cls: type, fields: list[LightField], frozen: bool) -> Any:
     post_init = hasattr(cls, "__post_init__")
     put = object.__setattr__ if frozen else setattr
     count = len(names)
-    where = f"{cls.__qualname__}.__init__()"
+    where = f"{cls.__qualname__}.__init__"
+    # fields without a default come first (light_build refuses anything else)
+    required = sum(1 for default, factory in defaults if default is _NO_DEFAULT and factory is None)
+
+    def refuse(self: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        _wrong_call(where, names, required)(self, *args, **kwargs)
+        raise TypeError(f"{where}() got arguments it cannot take")  # not reached
 
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
         given = len(args)
         if given > count:
-            raise TypeError(
-                f"{where} takes {count + 1} positional arguments but {given + 1} were given"
-            )
+            refuse(self, args, kwargs)
+        taken = 0
         for i in range(count):
             name = names[i]
             if i < given:
                 if kwargs and name in kwargs:
-                    raise TypeError(f"{where} got multiple values for argument {name!r}")
+                    refuse(self, args, kwargs)
                 value = args[i]
             elif name in kwargs:
-                value = kwargs.pop(name)
+                value = kwargs[name]
+                taken += 1
             else:
                 default, factory = defaults[i]
                 if factory is not None:
                     value = factory()
                 elif default is _NO_DEFAULT:
-                    raise TypeError(f"{where} missing 1 required positional argument: {name!r}")
+                    refuse(self, args, kwargs)
                 else:
                     value = default
             put(self, name, value)
-        if kwargs:
-            extra = next(iter(kwargs))
-            raise TypeError(f"{where} got an unexpected keyword argument {extra!r}")
+        if len(kwargs) > taken:
+            refuse(self, args, kwargs)
         for name, factory in later:
             put(self, name, factory())
         if post_init:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
@@ -214,10 +213,12 @@ def test_cancel_while_a_question_is_open_ends_the_turn(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     asked = threading.Event()
     release = threading.Event()
+    answered = threading.Event()
 
     def slow_answer(params: dict[str, Any]) -> dict[str, Any]:
         asked.set()
-        release.wait(10)  # the editor answers only after the user cancelled
+        release.wait()  # the editor answers only when the test lets it (after the turn ended)
+        answered.set()
         return {"outcome": {"outcome": "cancelled"}}
 
     agent = AgentProcess({"session/request_permission": slow_answer})
@@ -231,11 +232,11 @@ def test_cancel_while_a_question_is_open_ends_the_turn(tmp_path: Path) -> None:
             pending = agent.start(
                 "session/prompt", {"sessionId": sid, "prompt": [{"type": "text", "text": "go"}]}
             )
-            assert asked.wait(10)
-            started = time.monotonic()
+            assert asked.wait(30)
             agent.notify("session/cancel", {"sessionId": sid})
-            assert agent.wait_response(pending, 5)["result"] == {"stopReason": "cancelled"}
-            assert time.monotonic() - started < 1.0
+            assert agent.wait_response(pending, 30)["result"] == {"stopReason": "cancelled"}
+            # the cancel ended the turn by itself: the editor has still not answered
+            assert not answered.is_set()
             release.set()
             agent.wait_for(lambda m: m.get("method") == "$/cancel_request")
             assert agent.prompt(sid, "again")["result"]["stopReason"] == "end_turn"
@@ -263,7 +264,6 @@ def test_auto_and_bypass_postures_decide_as_in_run(tmp_path: Path) -> None:
 
 
 def test_slash_commands_come_from_the_command_layer(tmp_path: Path) -> None:
-    pytest.importorskip("reasonix.boot.commands", reason="the command layer is not in this build")
     ws = tmp_path / "ws"
     (ws / ".reasonix" / "commands").mkdir(parents=True)
     (ws / ".reasonix" / "commands" / "greet.md").write_text(

@@ -53,23 +53,54 @@ def test_overlap_and_nesting(ws: Path) -> None:
     assert whole.shown() == "the whole workspace" and doc.shown() == "docs/a.md"
 
 
-def _run(sched: Scheduler, claim: WriteClaim | None, log: list[tuple[str, float]]) -> None:
-    with sched.slot(claim, (), Cancel()):
-        log.append(("start", time.monotonic()))
-        time.sleep(0.05)
-        log.append(("end", time.monotonic()))
-
-
 def test_ten_children_never_exceed_six_or_three_writers(ws: Path) -> None:
+    """Children hold their slots until the test lets them go, so the limits are
+    reached by construction (not by how long a sleep overlaps under load)."""
     sched = Scheduler(SchedulerPolicy(6, 3))
-    claims: list[WriteClaim | None] = [resolve_claim([f"src/f{n}.py"], ws) for n in range(5)]
-    claims += [None] * 5
-    log: list[tuple[str, float]] = []
-    threads = [threading.Thread(target=_run, args=(sched, c, log)) for c in claims]
-    for t in threads:
-        t.start()
+    gate = threading.Event()
+    seen = threading.Condition()
+    inside: list[str] = []  # "w"/"r" per child now holding a slot
+    ran: list[str] = []
+    threads: list[threading.Thread] = []
+
+    def child(claim: WriteClaim | None) -> None:
+        with sched.slot(claim, (), Cancel()):
+            with seen:
+                inside.append("r" if claim is None else "w")
+                ran.append(inside[-1])
+                seen.notify_all()
+            gate.wait()
+            with seen:
+                inside.remove("r" if claim is None else "w")
+
+    def start(claims: list[WriteClaim | None], held: int) -> None:
+        for c in claims:
+            threads.append(threading.Thread(target=child, args=(c,)))
+            threads[-1].start()
+        with seen:
+            assert seen.wait_for(lambda: len(inside) == held, 30), inside
+
+    def refused(claim: WriteClaim | None) -> bool:
+        """Whether one more child would have to wait (a cancelled one raises then)."""
+        stop = Cancel()
+        stop.cancel("probe")
+        try:
+            with sched.slot(claim, (), stop):
+                return False
+        except Cancelled:
+            return True
+
+    try:
+        start([resolve_claim([f"src/f{n}.py"], ws) for n in range(5)], 3)
+        assert sorted(inside) == ["w"] * 3 and refused(resolve_claim(["docs/x.md"], ws))
+        assert not refused(None)  # a reader still fits: only the writers are full
+        start([None] * 5, 6)
+        assert sorted(inside) == ["r"] * 3 + ["w"] * 3 and refused(None)
+    finally:
+        gate.set()
     for t in threads:
         t.join()
+    assert sorted(ran) == ["r"] * 5 + ["w"] * 5  # the queued four ran once slots freed
     assert sched.peak_running == 6 and sched.peak_writers == 3
 
 

@@ -78,8 +78,6 @@ def test_repairs_a_file_holding_a_bad_value(capsys: pytest.CaptureFixture[str]) 
 
 
 def test_through_python_m_reasonix(_in_project: Path) -> None:
-    if not (ROOT / "reasonix" / "cli" / "main.py").exists():
-        pytest.skip("reasonix/cli/main.py is not there yet")
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     bad = subprocess.run(
         [sys.executable, "-m", "reasonix", "config", "compact-ratio", "0.9"],
