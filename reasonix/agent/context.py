@@ -40,7 +40,10 @@ a request that is the previous request's prefix plus one instruction message
 (same system prompt, same tools) so the provider's prefix cache is hit. A
 candidate must be strictly smaller than what it replaces; a failed summary
 never becomes a made-up digest and blocks further automatic summaries in
-that generation.
+that generation. The summary request itself must fit the window with room
+for the summary (:func:`~reasonix.agent.oversize.plan_prefix`: the whole old
+prefix, else a shorter cache-aligned one, else cut and marked); one the
+server refuses as too long is planned again smaller, not given up.
 
 The store is anything with ``append(record: dict) -> None`` and
 ``records() -> Sequence[dict]`` (the session transcript); record formats are
@@ -66,16 +69,10 @@ from reasonix.agent.tokens import (
 )
 from reasonix.agent.window import ContextWindow
 from reasonix.cancel import Cancel
-from reasonix.errors import (
-    Cancelled,
-    CompactionRequired,
-    InputTooLarge,
-    ProviderAPIError,
-    ProviderError,
-)
+from reasonix.errors import CompactionRequired, InputTooLarge, ProviderAPIError
 from reasonix.lazy import dataclass, field
 from reasonix.provider import Provider
-from reasonix.provider.types import ChunkKind, Message, Request, Role, ToolSchema, Usage
+from reasonix.provider.types import Message, Request, Role, ToolSchema, Usage
 
 TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
@@ -93,7 +90,8 @@ __all__ = [
 project = cp.project
 
 SUMMARY_TIMEOUT = 300.0  # seconds; a summary of a full window can take minutes
-_CAP_REASONS = frozenset({"length", "max_tokens", "max_output_tokens", "model_length"})
+SUMMARY_FIT_TRIES = 3  # summary requests per summary: a refused one is planned smaller
+SUMMARY_SHRINK = 0.75  # each retry plans for this share of the window the last one used
 _NOTHING_OLDER = "nothing older than the kept window to summarise"
 
 
@@ -125,10 +123,6 @@ class MaintenanceResult:
     summary_requests: list[Request] = field(default_factory=list, repr=False)
     loss: LossReport | None = None  # what the (last) summary no longer mentions
     usage: list[Usage] = field(default_factory=list, repr=False)  # of the summary calls (paid)
-
-
-class _SummaryFailed(Exception):
-    """A summary call gave nothing usable (never turned into a digest)."""
 
 
 class ContextManager:
@@ -410,6 +404,9 @@ class ContextManager:
         hard_limit: int | None = None,
         focus: str = "",
     ) -> MaintenanceResult:
+        # Only a transaction can ask for a summary: its module loads here, not at start.
+        from reasonix.agent.summary_call import SummaryFailed
+
         result = MaintenanceResult(reason=reason, tokens_before=tokens)
         limit = self.context_window if hard_limit is None else hard_limit
         result.pruned = self._prune()
@@ -427,9 +424,9 @@ class ContextManager:
                 break
             try:
                 self._summarise_once(cancel, result, focus)
-            except _SummaryFailed as err:
+            except SummaryFailed as err:
                 status, text, paid = err.args
-                if paid:  # only a paid-for attempt blocks the generation
+                if paid:  # only an attempt the server answered blocks the generation
                     self.store.append(cp.failure_record(self._view.generation, status, text))
                     self._sync()
                 result.status, result.detail = status, text
@@ -437,7 +434,12 @@ class ContextManager:
             tokens = self._estimate(self._current())
         result.tokens_after = tokens
         result.generation = self._view.generation
+        if hard_limit is None:  # a refused summary request may have taught a smaller window
+            limit = self.context_window
         result.over_limit = limit > 0 and tokens >= limit
+        failed = self._view.failures.get(self._view.generation)
+        if failed is not None and not result.detail and not force:  # say why none was tried
+            result.detail = f"no automatic summary after an earlier one failed: {failed[1]}"
         return result
 
     def _prune(self) -> int:
@@ -457,6 +459,8 @@ class ContextManager:
         self._view = cp.load_projection(self.store.records())
 
     def _summarise_once(self, cancel: Cancel, result: MaintenanceResult, focus: str = "") -> None:
+        from reasonix.agent.summary_call import SummaryFailed, SummaryRefused, call_summary
+
         view = self._view
         entries = view.entries
         ratio = self.counter.ratio
@@ -466,89 +470,98 @@ class ContextManager:
         keep = max(0, cp.keep_budget(window) - pending)  # the pending message is kept too
         cut = cp.select_cut([e.message.role for e in entries], sizes, keep)
         if cut == 0:
-            raise _SummaryFailed("blocked", _NOTHING_OLDER, False)
+            raise SummaryFailed("blocked", _NOTHING_OLDER, False)
         pins = self.pins() if self.pins is not None else []
         instruction = Message(role=Role.USER, content=cp.summary_instruction(focus, pins))
-        fixed = math.ceil(ratio * estimate_request(self.system, [instruction], self.tools))
-        # The summary request must fit the window itself, with room for the
-        # summary: a message too large for it is cut, the oldest left out.
-        budget = oversize.UNBOUNDED_TOKENS
-        if self.window.limit > 0:
-            budget = window - fixed - oversize.summary_reserve(window)
-        if budget < oversize.MIN_SUMMARY_INPUT:
-            raise _SummaryFailed(
-                "blocked",
-                f"the system prompt and tools leave no room for a summary in a window of "
-                f"{window} tokens",
-                False,
-            )
         prefix = [e.message for e in entries[:cut]]
+        pinned = int(entries[0].digest)
+        # A shorter (cache-aligned) prefix is only worth it when it covers what
+        # takes the request under the trigger plus room for the summary itself;
+        # /compact summarises all of it.
+        needed = oversize.UNBOUNDED_TOKENS
+        if result.reason != "manual" and self.trigger > 0:
+            over = self._estimate(self._current()) - self.trigger
+            needed = max(0, over) + oversize.summary_reserve(window) // 2
         if self.before_summary is not None:
             self.before_summary("manual" if result.reason == "manual" else "auto", focus)
-        fitted = oversize.fit_prefix(prefix, sizes[:cut], budget, pinned=int(entries[0].digest))
-        request = Request(
-            model=self.model,
-            system=self.system,
-            tools=list(self.tools),
-            messages=[*fitted.messages, instruction],
-            max_tokens=oversize.summary_output_cap(self.window.limit, fixed + fitted.tokens),
-        )
-        result.summary_requests.append(request)
-        summary = cp.with_pins(self._call_summary(request, cancel, result.usage).strip(), pins)
+        room = window  # the window this attempt plans for; smaller after each refusal
+        bounded = self.window.limit > 0
+        for _ in range(SUMMARY_FIT_TRIES):
+            ratio = self.counter.ratio
+            sizes = [max(1, round(estimate_message(m) * ratio)) for m in prefix]
+            fixed = math.ceil(ratio * estimate_request(self.system, [instruction], self.tools))
+            # The summary request must fit the window itself, with room for the
+            # summary and a margin for the server's own token count; where the
+            # system prompt and tools leave little, the margin comes out of the
+            # summary's room (its max_tokens) rather than out of the conversation.
+            budget = oversize.UNBOUNDED_TOKENS
+            if bounded:
+                budget = room - fixed - oversize.summary_reserve(room)
+            if budget < oversize.MIN_SUMMARY_INPUT:
+                # After a refusal this is recorded, so the next request does not pay again.
+                refused = " (the server refused a larger summary request)" if room < window else ""
+                why = "the system prompt and tools leave no room for a summary in a window of "
+                raise SummaryFailed("blocked", f"{why}{room} tokens{refused}", room < window)
+            if bounded:
+                budget = max(oversize.MIN_SUMMARY_INPUT, budget - oversize.summary_margin(room))
+            fitted = oversize.plan_prefix(prefix, sizes, budget, pinned=pinned, needed=needed)
+            cap = oversize.summary_output_cap(room if bounded else 0, fixed + fitted.tokens)
+            messages = [*fitted.messages, instruction]
+            request = Request(self.model, messages, self.system, list(self.tools), max_tokens=cap)
+            result.summary_requests.append(request)
+            try:
+                summary = call_summary(
+                    self.provider, request, cancel, timeout=self.summary_timeout, spent=result.usage
+                )
+                break
+            except SummaryRefused as refusal:
+                room, bounded = self._room_after_refusal(refusal.error, request, room), True
+        else:
+            raise SummaryFailed(
+                "failed",
+                f"the server refused the summary request as too long {SUMMARY_FIT_TRIES} times",
+                True,
+            )
+        self._install_summary(result, entries, cut=fitted.covers, summary=summary, pins=pins)
+
+    def _room_after_refusal(self, error: ProviderAPIError, request: Request, room: int) -> int:
+        """The window the next summary attempt plans for after ``request`` was refused."""
+        facts = self.window.learn_from_error(error)
+        raw = estimate_request(request.system, request.messages, request.tools)
+        if facts.prompt and raw > 0:
+            self.counter.bump_ratio(facts.prompt / raw)  # the server counted it
+        smaller = math.floor(room * SUMMARY_SHRINK)
+        return min(self.window.limit, smaller) if self.window.limit > 0 else smaller
+
+    def _install_summary(
+        self,
+        result: MaintenanceResult,
+        entries: Sequence[cp.Entry],
+        *,
+        cut: int,
+        summary: str,
+        pins: Sequence[str],
+    ) -> None:
+        """Install ``summary`` for ``entries[:cut]`` when it is strictly smaller (CTX-11)."""
+        from reasonix.agent.summary_call import SummaryFailed
+
+        view = self._view
+        summary = cp.with_pins(summary.strip(), pins)
         generation = view.generation + 1
         tail = [e.message for e in entries[cut:]]
         candidate = [cp.digest_message(generation, summary), *tail]
         before = estimate_request(self.system, view.messages, self.tools)
         after = estimate_request(self.system, candidate, self.tools)
         if after >= before:
-            raise _SummaryFailed(
+            raise SummaryFailed(
                 "blocked", f"summary candidate is not smaller ({after} >= {before} tokens)", True
             )
         covers = max(entries[cut - 1].index, view.checkpoint.covers_through)
         pruned = frozenset(i for i in view.checkpoint.pruned if i > covers)
         self._install(cp.Checkpoint(generation, covers, summary.strip(), pruned))
         result.summaries += 1
-        result.loss = loss_report(prefix, summary, pins)  # local: no model call
+        result.loss = loss_report([e.message for e in entries[:cut]], summary, pins)  # local
         self.loss_reports.append(result.loss)
-
-    def _call_summary(self, request: Request, cancel: Cancel, spent: list[Usage]) -> str:
-        child = cancel.child(timeout=self.summary_timeout)
-        parts: list[str] = []
-        finish = ""
-        stream = None
-        try:
-            stream = self.provider.stream(request, child)
-            for chunk in stream:
-                if chunk.kind is ChunkKind.TEXT:
-                    parts.append(chunk.text)
-                elif chunk.kind is ChunkKind.DONE:
-                    finish = chunk.finish_reason
-                elif chunk.kind is ChunkKind.USAGE and chunk.usage is not None:
-                    spent.append(chunk.usage)
-                elif chunk.kind is ChunkKind.ERROR:
-                    raise _SummaryFailed("failed", f"summary stream error: {chunk.error}", True)
-                if child.cancelled:
-                    break
-        except Cancelled as err:
-            if cancel.cancelled:
-                raise
-            raise _SummaryFailed("failed", "summary timed out", True) from err
-        except ProviderError as err:
-            raise _SummaryFailed("failed", f"summary request failed: {err}", True) from err
-        finally:
-            close = getattr(stream, "close", None)
-            if callable(close):
-                close()
-        if cancel.cancelled:
-            raise Cancelled(cancel.reason or "cancelled")
-        if child.cancelled:
-            raise _SummaryFailed("failed", "summary timed out", True)
-        if finish in _CAP_REASONS:
-            raise _SummaryFailed("failed", "summary hit the output token cap", True)
-        text = "".join(parts).strip()
-        if not text:
-            raise _SummaryFailed("failed", "summary was empty", True)
-        return text
 
 
 def _message_bound(message: Message) -> int:

@@ -11,10 +11,13 @@ never reach a state that no compaction can repair:
   (:func:`call_too_large`) is not run: the transcript keeps a short marked
   placeholder (:func:`omitted_call`) and the model gets a tool error it can
   react to (:func:`call_refusal`);
-- a **summary request** never carries a message larger than its share of
-  the request's budget (:func:`fit_prefix`): such a message is cut to a
-  marked head and tail, and when the prefix is still too large its oldest
-  messages are left out, with a marker saying so.
+- a **summary request** fits the window with room for the summary
+  (:func:`plan_prefix`): the old prefix as it was sent when it fits (the
+  provider's prefix cache then serves it), else a shorter prefix ending on a
+  whole tool-call group, else the prefix with each message larger than its
+  share of the budget cut to a marked head and tail and, when still too
+  large, its oldest messages left out with a marker saying so
+  (:func:`fit_prefix`).
 """
 
 from __future__ import annotations
@@ -39,6 +42,8 @@ __all__ = [
     "call_too_large",
     "fit_prefix",
     "omitted_call",
+    "plan_prefix",
+    "summary_margin",
     "summary_output_cap",
     "summary_reserve",
     "too_large_text",
@@ -112,11 +117,18 @@ def summary_reserve(window: int) -> int:
     return min(SUMMARY_OUTPUT_CAP, max(MIN_USEFUL_OUTPUT, window // 8))
 
 
+def summary_margin(window: int) -> int:
+    """Tokens a summary request leaves unused in ``window`` (1/20 of it): the server's
+    tokenizer is not our estimate, and some servers count ``max_tokens`` in the window."""
+    return max(0, window) // 20
+
+
 def summary_output_cap(window: int, prompt_tokens: int) -> int:
-    """The summary's ``max_tokens``: 8192 (D9), or the room the window has left."""
+    """The summary's ``max_tokens``: 8192 (D9), or the room the window has left
+    after the prompt and :func:`summary_margin`."""
     if window <= 0:
         return SUMMARY_OUTPUT_CAP
-    return max(1, min(SUMMARY_OUTPUT_CAP, window - prompt_tokens))
+    return max(1, min(SUMMARY_OUTPUT_CAP, window - prompt_tokens - summary_margin(window)))
 
 
 @dataclass
@@ -127,6 +139,7 @@ class Fitted:
     tokens: int = 0  # their calibrated size
     cut: int = 0  # messages shortened to a marked head and tail
     dropped: int = 0  # oldest messages left out (a marker message says so)
+    covers: int = 0  # how many of the given messages the summary stands for
 
     @property
     def changed(self) -> bool:
@@ -177,7 +190,7 @@ def fit_prefix(
     """
     out = list(messages)
     sized = list(sizes)
-    fitted = Fitted(out)
+    fitted = Fitted(out, covers=len(out))
     cap = max(1, budget // 3)
     for i, size in enumerate(sized):
         if size > cap:
@@ -201,6 +214,44 @@ def fit_prefix(
         total += 64  # the marker itself
     fitted.messages, fitted.tokens = out, total
     return fitted
+
+
+def plan_prefix(
+    messages: Sequence[Message],
+    sizes: Sequence[int],
+    budget: int,
+    *,
+    pinned: int = 0,
+    needed: int = 0,
+) -> Fitted:
+    """The messages a summary request carries, chosen to keep the prefix cache.
+
+    ``messages`` (calibrated ``sizes``) are the old prefix to summarise; the
+    first ``pinned`` are an earlier digest. In order of preference:
+
+    1. all of them, unchanged, when they fit ``budget``;
+    2. the longest unchanged prefix that fits, ends on a whole tool-call group
+       and stands for at least ``needed`` tokens beyond the pinned digest (what
+       the summary must relieve, plus room for the summary itself) — the rest
+       stays verbatim after the new digest (:attr:`Fitted.covers` says where);
+    3. all of them through :func:`fit_prefix` (oversized messages cut, the
+       oldest left out, both marked).
+
+    The first two send exactly what the provider has cached.
+    """
+    total = sum(sizes)
+    if total <= budget:
+        return Fitted(list(messages), tokens=total, covers=len(messages))
+    acc, best = 0, 0
+    for k, size in enumerate(sizes):
+        if acc > budget:
+            break
+        if k > pinned and messages[k].role is not Role.TOOL:  # a group boundary
+            best = k
+        acc += size
+    if best > pinned and sum(sizes[pinned:best]) >= max(1, needed):
+        return Fitted(list(messages[:best]), tokens=sum(sizes[:best]), covers=best)
+    return fit_prefix(messages, sizes, budget, pinned=pinned)
 
 
 def _ratio(before: Message, after: Message) -> float:

@@ -231,3 +231,47 @@ def test_prune_properties(text: str) -> None:
         assert out is not None
         assert out.startswith(text[: cp.PRUNE_HEAD]) and out.endswith(text[-cp.PRUNE_TAIL :])
         assert len(out) == cp.PRUNE_HEAD + cp.PRUNE_TAIL + len(cp.PRUNE_MARKER) + 2
+
+
+def _group_messages() -> list[Message]:
+    call = [ToolCall("c1", "bash", "{}")]
+    return [
+        Message(U, "digest"),
+        Message(A, "", call),
+        Message(T, "x" * 4000, tool_call_id="c1"),
+        Message(A, "", [ToolCall("c2", "bash", "{}")]),
+        Message(T, "y" * 4000, tool_call_id="c2"),
+        Message(A, "", [ToolCall("c3", "bash", "{}")]),
+        Message(T, "z" * 4000, tool_call_id="c3"),
+    ]
+
+
+def test_plan_prefix_sends_the_whole_prefix_unchanged_when_it_fits() -> None:
+    from reasonix.agent.oversize import plan_prefix
+
+    msgs = _group_messages()
+    fitted = plan_prefix(msgs, [10, 10, 100, 10, 100, 10, 100], 400, pinned=1, needed=50)
+    assert fitted.messages == msgs and fitted.covers == 7 and not fitted.changed
+
+
+@pytest.mark.parametrize(("budget", "covers"), [(300, 5), (229, 3), (120, 3)])
+def test_plan_prefix_shortens_on_a_whole_tool_call_group(budget: int, covers: int) -> None:
+    from reasonix.agent.oversize import plan_prefix
+
+    msgs = _group_messages()
+    sizes = [10, 10, 100, 10, 100, 10, 100]
+    fitted = plan_prefix(msgs, sizes, budget, pinned=1, needed=100)
+    # Unchanged messages (the provider's cache serves them), never ending inside a group.
+    assert fitted.covers == covers and fitted.messages == msgs[:covers]
+    assert msgs[covers].role is A and fitted.tokens == sum(sizes[:covers]) <= budget
+
+
+def test_plan_prefix_cuts_when_a_shorter_prefix_would_not_relieve_enough() -> None:
+    from reasonix.agent.oversize import CUT_MARKER, plan_prefix
+
+    msgs = _group_messages()
+    sizes = [10, 10, 100, 10, 100, 10, 100]
+    fitted = plan_prefix(msgs, sizes, 250, pinned=1, needed=290)
+    assert fitted.covers == 7 and fitted.changed
+    marker = CUT_MARKER.split("{n}")[1]
+    assert any(marker in m.content for m in fitted.messages)

@@ -322,11 +322,12 @@ def test_overflow_error_gives_one_summary_and_one_retry(harness: Harness) -> Non
     bodies = harness.bodies()
     assert [is_summary(b) for b in bodies[-3:]] == [False, True, False]
     head, prev = bodies[-2]["messages"][:-1], bodies[-3]["messages"]
-    # The refused request filled the window, so the summary request leaves its
-    # oldest message out (marked) to keep room for the summary itself; the rest
-    # is the refused request's prefix, byte for byte.
-    assert head[0] == prev[0] and "left out of this summary" in head[1]["content"]
-    assert dumped(head[2:]) == dumped(prev[2 : len(head)])
+    # The refused request filled the window, so the summary request carries a
+    # shorter prefix of it, byte for byte (the provider's cache still serves it),
+    # ending on a whole message and leaving room for the summary itself.
+    assert 2 <= len(head) < len(prev) and dumped(head) == dumped(prev[: len(head)])
+    assert not any("left out of this summary" in m["content"] for m in head)
+    assert "OVERFLOW digest" in bodies[-1]["messages"][1]["content"]
     # A second overflow for the same request is not retried again.
     with pytest.raises(CompactionRequired):
         harness.ctx.on_overflow(Cancel())
