@@ -37,7 +37,7 @@ ALLOWED: frozenset[str] = frozenset(
     reasonix.config.providers reasonix.config.safe_read reasonix.config.schema
     reasonix.config.tomledit reasonix.config.tomlparse reasonix.config.tomlsimple
     reasonix.config.home reasonix.config.trust reasonix.config.trust_rules
-    reasonix.config.trust_store reasonix.agent.lease
+    reasonix.config.trust_store reasonix.agent.lease reasonix.config.claude_settings
     reasonix.provider reasonix.provider.base reasonix.provider.budget reasonix.provider.http
     reasonix.provider.h1 reasonix.provider.openai reasonix.provider.openai.fold
     reasonix.provider.openai.wire reasonix.provider.overflow reasonix.provider.probe
@@ -58,6 +58,7 @@ ALLOWED: frozenset[str] = frozenset(
     reasonix.agent.memory.wiring
     reasonix.agent.subagent reasonix.agent.subagent.profile reasonix.agent.subagent.skills
     reasonix.agent.subagent.spec reasonix.agent.subagent.tool_schemas
+    reasonix.agent.subagent.agents
     reasonix.command reasonix.command.frontmatter
     reasonix.permission reasonix.permission.approval reasonix.permission.bash
     reasonix.permission.bash.classify reasonix.permission.bash.lexer

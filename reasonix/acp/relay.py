@@ -68,6 +68,8 @@ TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-
 if TYPE_CHECKING:
     from typing import Any
 
+    from reasonix.command.api import CommandTurn
+
     Send = Callable[[dict[str, Any]], None]
 else:  # the same alias for annotations, without typing's Any
     Send = Callable
@@ -122,11 +124,15 @@ class TurnRelay:
         self._mode = rt.mode
 
     # -- the turn ---------------------------------------------------------------
-    def run(self, text: str, cancel: Cancel) -> str:
-        """Run the turn; the ACP stop reason (raises the turn's error when it failed)."""
+    def run(self, text: str, cancel: Cancel, command: CommandTurn | None = None) -> str:
+        """Run the turn; the ACP stop reason (raises the turn's error when it failed).
+
+        ``command``: a command file's CommandTurn (its allowed-tools and shell lines)."""
+        from reasonix.boot.command_turn import run_turn
+
         reason = "end_turn"
         try:
-            for event in self.rt.runner.run(text, cancel):
+            for event in run_turn(self.rt, text, cancel, command):
                 if isinstance(event, Done):
                     reason = STOP_REASONS.get(event.reason, "end_turn")
                 elif isinstance(event, Error):

@@ -232,7 +232,7 @@ class AcpSession:
             return "end_turn"
         result = self.commands.run(line)
         if result.prompt is not None and not result.error:
-            return self._relay().run(result.prompt, cancel)
+            return self._relay().run(result.prompt, cancel, result.turn)
         self.send(chunk("agent_message_chunk", render(result)))
         return "end_turn"
 

@@ -20,7 +20,7 @@ from _queue import SimpleQueue
 from collections.abc import Callable, Generator
 
 from reasonix.cancel import Cancel
-from reasonix.lazy import replace
+from reasonix.lazy import dataclass, field, replace
 from reasonix.permission.modes import Decision
 from reasonix.provider.types import ToolCall
 from reasonix.tool import Registry, Tool, ToolContext, ToolResult
@@ -68,9 +68,12 @@ def _parse(arguments: str) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def _execute(tool: Tool, call: ToolCall, ctx: ToolContext, emit: Emit) -> ToolResult:
+def _execute(
+    tool: Tool, call: ToolCall, ctx: ToolContext, emit: Emit, pre_context: list[str] | None = None
+) -> ToolResult:
     emit(ToolStart(call.id, call.name, call.arguments, bool(tool.read_only)))
     start = time.monotonic()
+    before = _before_write(call, ctx)
     try:
         result = tool.execute(call.arguments, ctx)
     except Exception as err:  # noqa: BLE001 - a tool bug becomes a result, never a crash
@@ -78,7 +81,9 @@ def _execute(tool: Tool, call: ToolCall, ctx: ToolContext, emit: Emit) -> ToolRe
     escape = result.metadata.get("sandbox_escape")
     if ctx.cancel.cancelled and not result.is_error:
         result = ToolResult.error(f"{call.name}: cancelled by the user", partial=result.content)
-    result = _post_tool_hooks(call, result, ctx, emit)
+    result = _post_tool_hooks(call, result, ctx, emit, before)
+    if pre_context:  # a PreToolUse hook's additionalContext reaches the model with the result
+        result = replace(result, content=_with(result.content, pre_context))
     if isinstance(escape, dict):  # the bash tool decided an unsandboxed retry (§3.7, §9)
         result.metadata["sandbox_escape"] = escape
         emit(
@@ -94,45 +99,113 @@ def _execute(tool: Tool, call: ToolCall, ctx: ToolContext, emit: Emit) -> ToolRe
     return result
 
 
+def _base(ctx: ToolContext) -> str:
+    """The directory a call's relative paths are taken against (hooks see them absolute)."""
+    return str(ctx.cwd if ctx.cwd is not None else ctx.workspace)
+
+
+def _with(text: str, context: list[str]) -> str:
+    """``text`` followed by the context hooks added for the model."""
+    return "\n\n".join([text, *context]) if context else text
+
+
+def _before_write(call: ToolCall, ctx: ToolContext) -> str | None:
+    """A writer's file before the call, for PostToolUse's ``originalFile`` (hooks only)."""
+    hooks = ctx.extra.get("hooks")
+    if hooks is None or not hooks.selected("PostToolUse", {}, call.name):
+        return None
+    from .hook_shapes import original_text
+
+    return original_text(call.name, _parse(call.arguments), _base(ctx))
+
+
 def _post_tool_hooks(
-    call: ToolCall, result: ToolResult, ctx: ToolContext, emit: Emit
+    call: ToolCall, result: ToolResult, ctx: ToolContext, emit: Emit, before: str | None = None
 ) -> ToolResult:
-    """PostToolUse: the hook sees the result; what it says back is added for the model."""
-    hooks = ctx.extra.get("hooks")
-    if hooks is None or not hooks.has("PostToolUse"):
-        return result
-    from .hooks import tool_input
+    """PostToolUse (or PostToolUseFailure for a failed call): what the hook says is added.
 
-    fields = {
-        "tool_input": tool_input(call.name, _parse(call.arguments)),
-        "tool_response": {"content": result.content, "is_error": result.is_error},
-    }
-    outcome = hooks.run("PostToolUse", fields, call.name)
+    As in Claude Code, PostToolUse sees only calls that succeeded, with Claude's
+    per-tool ``tool_response``; a failed call goes to PostToolUseFailure with
+    ``error`` and ``is_interrupt``.
+    """
+    hooks = ctx.extra.get("hooks")
+    event = "PostToolUseFailure" if result.is_error else "PostToolUse"
+    if hooks is None or not hooks.has(event):
+        return result
+    from .hook_shapes import tool_input, tool_response
+
+    args, base = _parse(call.arguments), _base(ctx)
+    fields: dict[str, Any] = {"tool_input": tool_input(call.name, args, base)}
+    fields["tool_use_id"] = call.id
+    if result.is_error:
+        fields.update(error=result.content, is_interrupt=ctx.cancel.cancelled)
+    else:
+        fields["tool_response"] = tool_response(call.name, args, result, before, base)
+    outcome = hooks.run(event, fields, call.name)
     for text in outcome.notices:
         emit(Notice("hook", text))
-    extra = [f"[PostToolUse hook] {outcome.reason}"] if outcome.blocked else []
+    extra = [f"[{event} hook] {outcome.reason}"] if outcome.blocked else []
     extra += outcome.context
-    if not extra:
-        return result
-    content = result.content + "\n\n" + "\n".join(extra)
-    return replace(result, content=content)
+    return replace(result, content=_with(result.content, extra)) if extra else result
 
 
-def _pre_tool_hooks(
-    call: ToolCall, args: dict[str, Any], ctx: ToolContext, emit: Emit
-) -> tuple[str, str]:
-    """PreToolUse: ("deny", reason), ("allow", "") or ("", "") when no hook decided."""
+@dataclass
+class _PreHooks:
+    """What the hooks before a call decided: a verdict, their reason, context, new arguments."""
+
+    verdict: str = ""  # "deny" | "allow" | ""
+    reason: str = ""
+    context: list[str] = field(default_factory=list)
+    args: dict[str, Any] | None = None  # the arguments after an updatedInput
+
+
+def _hook_run(
+    event: str, call: ToolCall, tool: Tool, args: dict[str, Any], ctx: ToolContext, emit: Emit,
+    more: dict[str, Any] | None = None,
+) -> _PreHooks:  # fmt: skip
+    """Run PreToolUse or PermissionRequest for one call; ``args`` are ours."""
     hooks = ctx.extra.get("hooks")
-    if hooks is None or not hooks.has("PreToolUse"):
-        return "", ""
-    from .hooks import tool_input
+    got = _PreHooks()
+    if hooks is None or not hooks.selected(event, {}, call.name):
+        return got
+    from .hook_shapes import merge_updated_input, tool_input
 
-    outcome = hooks.run("PreToolUse", {"tool_input": tool_input(call.name, args)}, call.name)
+    sent = tool_input(call.name, args, _base(ctx))
+    fields = {"tool_input": sent, "tool_use_id": call.id, **(more or {})}
+    outcome = hooks.run(event, fields, call.name)
     for text in outcome.notices:
         emit(Notice("hook", text))
+    got.context = list(outcome.context)
     if outcome.blocked:
-        return "deny", outcome.reason
-    return ("allow", "") if outcome.permission == "allow" else ("", "")
+        got.verdict, got.reason = "deny", outcome.reason
+        return got
+    if outcome.updated_input:
+        schema = getattr(tool, "schema", None) or {}
+        known = set(schema.get("properties", {})) if isinstance(schema, dict) else set()
+        got.args = merge_updated_input(call.name, args, sent, outcome.updated_input, known)
+    got.verdict = "allow" if outcome.permission == "allow" else ""
+    return got
+
+
+def _permission_request(
+    call: ToolCall, tool: Tool, args: dict[str, Any], gate: GateLike, ctx: ToolContext, emit: Emit
+) -> _PreHooks:
+    """PermissionRequest hooks, when the policy would ask a human about this call."""
+    policy = getattr(gate, "policy", None)
+    hooks = ctx.extra.get("hooks")
+    if policy is None or hooks is None or not hooks.has("PermissionRequest"):
+        return _PreHooks()
+    try:
+        verdict = policy.evaluate(call.name, _reads_only(tool, args), args)
+    except Exception:  # noqa: BLE001 - the gate itself decides (and fails closed) below
+        return _PreHooks()
+    if verdict.decision is not Decision.ASK or args.get("escape_sandbox") is True:
+        return _PreHooks()  # no question would be asked: the hook has nothing to answer
+    rule = str(getattr(verdict, "suggested_rule", "") or "")
+    suggestions = [{"type": "addRules", "rules": [{"toolName": rule}], "behavior": "allow",
+                    "destination": "session"}] if rule else []  # fmt: skip
+    more = {"permission_suggestions": suggestions}
+    return _hook_run("PermissionRequest", call, tool, args, ctx, emit, more)
 
 
 def _refuse(call: ToolCall, text: str, emit: Emit, *, blocked: bool = False) -> ToolResult:
@@ -154,11 +227,14 @@ def _admit(
     cancel: Cancel,
     emit: Emit,
     ctx: ToolContext | None = None,
-) -> tuple[Tool, dict[str, Any]] | ToolResult:
-    """The tool to run plus per-call ``ctx.extra`` additions, or the result replacing the run.
+) -> tuple[Tool, dict[str, Any], ToolCall, list[str]] | ToolResult:
+    """The tool to run, per-call ``ctx.extra`` additions, the call as it will run (after
+    a hook's ``updatedInput``) and hook context for the model; or the result replacing
+    the run.
 
     A self-gated tool (``metadata["self_gated"]``: the memory writers) gets only
     explicit rules from the gate; an explicit ask reaches it as ``memory_rule``.
+    Arguments a hook rewrote pass the permission check as rewritten.
     """
     if cancel.cancelled:
         return _refuse(call, f"{call.name}: not run, the turn was cancelled", emit)
@@ -167,19 +243,32 @@ def _admit(
         known = ", ".join(registry.names()) or "none"
         return _refuse(call, f"unknown tool {call.name!r}; available tools: {known}", emit)
     extra: dict[str, Any] = {}
-    hook = ("", "")
+    args = _parse(call.arguments)
+    hook = asked = _PreHooks()
     if ctx is not None:
-        hook = _pre_tool_hooks(call, _parse(call.arguments), ctx, emit)
-        if hook[0] == "deny":
-            text = f"blocked: {call.name} was not run (PreToolUse hook: {hook[1]})"
-            return _refuse(call, text, emit, blocked=True)
+        hook = _hook_run("PreToolUse", call, tool, args, ctx, emit)
+        if hook.verdict == "deny":
+            text = f"blocked: {call.name} was not run (PreToolUse hook: {hook.reason})"
+            return _refuse(call, _with(text, hook.context), emit, blocked=True)
+        if hook.args is not None:
+            args = hook.args
+            call = replace(call, arguments=json.dumps(args, ensure_ascii=False))
+    context = list(hook.context)
     if gate is not None:
-        args = _parse(call.arguments)
         self_gated = bool(getattr(tool, "metadata", {}).get("self_gated"))
+        if ctx is not None and not self_gated and hook.verdict != "allow":
+            asked = _permission_request(call, tool, args, gate, ctx, emit)
+            context += asked.context
+            if asked.verdict == "deny":
+                text = f"blocked: {call.name} was not run (PermissionRequest hook: {asked.reason})"
+                return _refuse(call, _with(text, context), emit, blocked=True)
+            if asked.args is not None:
+                args = asked.args
+                call = replace(call, arguments=json.dumps(args, ensure_ascii=False))
         try:
             if self_gated:
                 outcome = gate.check(call.name, bool(tool.read_only), args, self_gated=True)
-            elif hook[0] == "allow":
+            elif "allow" in (hook.verdict, asked.verdict):
                 outcome = gate.check(call.name, _reads_only(tool, args), args, hook_allow=True)
             else:
                 outcome = gate.check(call.name, _reads_only(tool, args), args)
@@ -188,16 +277,17 @@ def _admit(
             allowed, message = False, f"permission check failed: {err}"
         if not allowed:
             reason = message or "denied by the permission policy"
-            return _refuse(call, f"blocked: {call.name} was not run ({reason})", emit, blocked=True)
+            text = f"blocked: {call.name} was not run ({reason})"
+            return _refuse(call, _with(text, context), emit, blocked=True)
         if self_gated and getattr(outcome, "decision", None) is Decision.ASK:
             extra["memory_rule"] = Decision.ASK
     recorder = ctx.extra.get("checkpoints") if ctx is not None else None
-    if recorder is not None and not _reads_only(tool, _parse(call.arguments)):
+    if recorder is not None and not _reads_only(tool, args):
         recorder.before_write()  # /rewind: snapshot once, before the turn's first write
         for note in recorder.notices:
             emit(Notice("checkpoint", note))
         recorder.notices.clear()
-    return tool, extra
+    return tool, extra, call, context
 
 
 def run_calls(
@@ -210,6 +300,7 @@ def run_calls(
 ) -> list[ToolResult]:
     """Run ``calls`` (readers in parallel batches, writers in order); results in call order."""
     ctx = replace(ctx, cancel=cancel)
+    calls = list(calls)  # an updatedInput replaces a call here, never in the caller's list
     results: list[ToolResult | None] = [None] * len(calls)
     i = 0
     while i < len(calls):
@@ -217,17 +308,17 @@ def run_calls(
         if _is_reader(registry, calls[i]):
             while batch[-1] + 1 < len(calls) and _is_reader(registry, calls[batch[-1] + 1]):
                 batch.append(batch[-1] + 1)
-        admitted: list[tuple[int, Tool, ToolContext]] = []
+        admitted: list[tuple[int, Tool, ToolContext, list[str]]] = []
         for j in batch:
             got = _admit(calls[j], registry, gate, cancel, emit, ctx)
             if isinstance(got, ToolResult):
                 results[j] = got
             else:
-                tool, extra = got
+                tool, extra, calls[j], context = got
                 # ctx.extra stays the shared dict unless this call adds to it (todos live there)
                 extras = {**ctx.extra, **extra} if extra else ctx.extra
                 call_ctx = replace(ctx, extra=extras, call_id=calls[j].id)
-                admitted.append((j, tool, call_ctx))
+                admitted.append((j, tool, call_ctx, context))
         _run_batch(admitted, calls, emit, results)
         i = batch[-1] + 1
     return [r if r is not None else ToolResult.error("not run") for r in results]
@@ -239,18 +330,18 @@ def _is_reader(registry: Registry, call: ToolCall) -> bool:
 
 
 def _run_batch(
-    admitted: list[tuple[int, Tool, ToolContext]],
+    admitted: list[tuple[int, Tool, ToolContext, list[str]]],
     calls: list[ToolCall],
     emit: Emit,
     results: list[ToolResult | None],
 ) -> None:
     if len(admitted) == 1:
-        j, tool, ctx = admitted[0]
-        results[j] = _execute(tool, calls[j], ctx, emit)
+        j, tool, ctx, context = admitted[0]
+        results[j] = _execute(tool, calls[j], ctx, emit, context)
         return
 
-    def work(j: int, tool: Tool, ctx: ToolContext) -> None:
-        results[j] = _execute(tool, calls[j], ctx, emit)
+    def work(j: int, tool: Tool, ctx: ToolContext, context: list[str]) -> None:
+        results[j] = _execute(tool, calls[j], ctx, emit, context)
 
     threads = [threading.Thread(target=work, args=a, daemon=True) for a in admitted]
     for t in threads:

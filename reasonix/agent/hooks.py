@@ -1,13 +1,16 @@
 """Running the user's hook commands around the agent (Claude Code's hook contract).
 
 Each hook gets one JSON object on stdin (``session_id``, ``transcript_path``,
-``cwd``, ``hook_event_name``, ``permission_mode`` plus the event's own fields)
-and answers with its exit code and output:
+``cwd``, ``hook_event_name``, ``permission_mode`` — Claude's names: ``default``
+for our ``ask`` — plus the event's own fields) and answers with its exit code
+and output:
 
 - exit 0: success; stdout may be a JSON object (``decision``/``reason``,
-  ``continue``/``stopReason``, ``hookSpecificOutput`` with
-  ``permissionDecision``/``additionalContext``); for ``UserPromptSubmit`` and
-  ``SessionStart`` plain stdout is context for the model;
+  ``continue``/``stopReason``, ``systemMessage`` for the user,
+  ``hookSpecificOutput`` with ``permissionDecision``/``updatedInput``/
+  ``additionalContext``, or PermissionRequest's ``decision.behavior``); for
+  ``UserPromptSubmit`` and ``SessionStart`` plain stdout is context for the
+  model; stdout that looks like JSON but does not parse is a warning;
 - exit 2: a blocking error; stderr is the reason (given to the model for tool
   events and ``Stop``, to the user for ``UserPromptSubmit``);
 - anything else (another exit code, a crash or a signal, a timeout, a hook that
@@ -40,7 +43,7 @@ TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["CLAUDE_TOOL_NAMES", "HookOutcome", "HookRunner"]
+__all__ = ["CLAUDE_TOOL_NAMES", "HookOutcome", "HookRunner", "claude_mode", "stop_block_cap"]
 
 OUTPUT_LIMIT = 256 * 1024  # per stream; the rest is dropped (a hook cannot flood memory)
 
@@ -50,8 +53,40 @@ CLAUDE_TOOL_NAMES = {
     "read_file": "Read", "grep": "Grep", "glob": "Glob", "ls": "LS", "web_fetch": "WebFetch",
     "todo_write": "TodoWrite", "notebook_edit": "NotebookEdit", "task": "Task",
 }  # fmt: skip
-# Argument names Claude's tools use for the same thing as ours.
-_ARG_ALIASES = {"path": "file_path", "source_path": "file_path"}
+# Events whose matcher selects on a payload field rather than a tool name (Claude's
+# choice of field); events not named here and not tool events ignore the matcher.
+_MATCH_FIELDS = {
+    "SessionStart": "source", "SessionEnd": "reason", "PreCompact": "trigger",
+    "Notification": "notification_type", "SubagentStart": "agent_type",
+    "SubagentStop": "agent_type",
+}  # fmt: skip
+# Claude Code ends a turn after this many consecutive Stop-hook blocks with no tool
+# call between them (CLAUDE_CODE_STOP_HOOK_BLOCK_CAP overrides it; 0 turns it off).
+STOP_BLOCK_CAP = 8
+_CAP_ENV = ("REASONIX_STOP_HOOK_BLOCK_CAP", "CLAUDE_CODE_STOP_HOOK_BLOCK_CAP")
+
+
+def claude_mode(mode: Any) -> str:
+    """Our permission mode under Claude Code's name (``ask`` -> ``default``)."""
+    from reasonix.permission.modes import Mode, parse_mode
+
+    try:
+        parsed = parse_mode(str(mode))
+    except Exception:  # noqa: BLE001 - an unknown name is passed on as it came
+        return str(mode)
+    return "default" if parsed is Mode.ASK else parsed.value
+
+
+def stop_block_cap() -> int:
+    """How many consecutive Stop/SubagentStop blocks a turn allows (0: no cap)."""
+    for name in _CAP_ENV:
+        raw = os.environ.get(name, "").strip()
+        if raw:
+            try:
+                return max(0, int(raw))
+            except ValueError:
+                continue  # not a number: the next name, then the default
+    return STOP_BLOCK_CAP
 
 
 @dataclass
@@ -62,22 +97,15 @@ class HookOutcome:
     reason: str = ""  # why (stderr of exit 2, or the JSON reason)
     context: list[str] = field(default_factory=list)  # additionalContext / plain stdout
     permission: str = ""  # "allow" | "deny" | "ask" from PreToolUse, "" = none
-    notices: list[str] = field(default_factory=list)  # non-blocking errors, for the user
+    # non-blocking errors and the hooks' own ``systemMessage`` lines, for the user
+    notices: list[str] = field(default_factory=list)
+    updated_input: dict[str, Any] | None = None  # PreToolUse / PermissionRequest rewrite
     ran: int = 0
 
     @property
     def context_text(self) -> str:
         """The added context as one block ("" when none)."""
         return "\n".join(c for c in self.context if c.strip())
-
-
-def tool_input(tool_name: str, args: dict[str, Any]) -> dict[str, Any]:
-    """The tool arguments as a hook sees them: ours, plus Claude's names for the same values."""
-    out = dict(args)
-    for ours, theirs in _ARG_ALIASES.items():
-        if ours in args and theirs not in args:
-            out[theirs] = args[ours]
-    return out
 
 
 class HookRunner:
@@ -116,18 +144,29 @@ class HookRunner:
         """True when any hook is declared for ``event``."""
         return any(s.event == event for s in self.specs)
 
-    def run(self, event: str, fields: dict[str, Any], tool_name: str = "") -> HookOutcome:
-        """Run every hook of ``event`` (that matches ``tool_name``) in order, then fold."""
-        outcome = HookOutcome()
-        alias = CLAUDE_TOOL_NAMES.get(tool_name, tool_name)
-        names = (tool_name, alias)
-        payload = {**self.base(), "cwd": self.workspace, "hook_event_name": event, **fields}
+    def selected(self, event: str, fields: dict[str, Any], tool_name: str = "") -> list[HookSpec]:
+        """The hooks of ``event`` whose matcher selects this call (or this source, reason …)."""
         if tool_name:
-            payload["tool_name"] = alias
+            names: tuple[str, ...] = (tool_name, CLAUDE_TOOL_NAMES.get(tool_name, tool_name))
+        elif event in _MATCH_FIELDS:
+            names = (str(fields.get(_MATCH_FIELDS[event], "")),)
+        else:  # UserPromptSubmit, Stop: Claude ignores a matcher there
+            return [s for s in self.specs if s.event == event]
+        return [s for s in self.specs if s.event == event and s.matches(names)]
+
+    def run(self, event: str, fields: dict[str, Any], tool_name: str = "") -> HookOutcome:
+        """Run every hook of ``event`` that its matcher selects, in order, then fold."""
+        outcome = HookOutcome()
+        chosen = self.selected(event, fields, tool_name)
+        if not chosen:  # nothing to run: the common fields (a transcript sync) are not built
+            return outcome
+        payload = {**self.base(), "cwd": self.workspace, "hook_event_name": event, **fields}
+        if "permission_mode" in payload:
+            payload["permission_mode"] = claude_mode(payload["permission_mode"])
+        if tool_name:
+            payload["tool_name"] = CLAUDE_TOOL_NAMES.get(tool_name, tool_name)
         data = json.dumps(payload, ensure_ascii=False, default=str).encode()
-        for spec in self.specs:
-            if spec.event != event or (tool_name and not spec.matches(names)):
-                continue
+        for spec in chosen:
             outcome.ran += 1
             try:
                 code, out, err = self._exec(spec, data)
@@ -218,20 +257,34 @@ def _fold(outcome: HookOutcome, spec: HookSpec, code: int | None, out: str, err:
     if code == 2:
         outcome.blocked = True
         outcome.reason = err.strip() or f"blocked by {where}"
+        if event in ("PreToolUse", "PermissionRequest"):
+            outcome.permission = "deny"
         return
     if code != 0:  # Claude Code: any other code is a non-blocking error shown to the user
         outcome.notices.append(f"{spec.describe()} failed ({_failure(code, err)}); going ahead")
         return
-    reply = _json_reply(out)
+    reply, problem = _json_reply(out)
+    if problem:  # meant as JSON (it starts like JSON) but unreadable: never silent
+        outcome.notices.append(
+            f"{spec.describe()} printed invalid JSON ({problem}); its answer was ignored"
+        )
     if reply is None:
         if event in ("UserPromptSubmit", "SessionStart") and out.strip():
             outcome.context.append(out.strip())
         return
+    message = reply.get("systemMessage")
+    if isinstance(message, str) and message.strip():  # Claude shows it to the user
+        outcome.notices.append(f"{event} hook: {message.strip()}")
     specific = reply.get("hookSpecificOutput")
     specific = specific if isinstance(specific, dict) else {}
     context = specific.get("additionalContext")
     if isinstance(context, str) and context.strip():
         outcome.context.append(context.strip())
+    if event == "PermissionRequest":
+        _fold_permission_request(outcome, specific, where)
+    updated = specific.get("updatedInput")
+    if event == "PreToolUse" and isinstance(updated, dict):
+        outcome.updated_input = {**(outcome.updated_input or {}), **updated}
     decision = str(specific.get("permissionDecision") or reply.get("decision") or "").lower()
     reason = specific.get("permissionDecisionReason") or reply.get("reason") or ""
     if decision in ("block", "deny") or reply.get("continue") is False:
@@ -245,12 +298,31 @@ def _fold(outcome: HookOutcome, spec: HookSpec, code: int | None, out: str, err:
         outcome.permission = "ask"
 
 
-def _json_reply(text: str) -> dict[str, Any] | None:
+def _fold_permission_request(outcome: HookOutcome, specific: dict[str, Any], where: str) -> None:
+    """PermissionRequest's ``decision: {behavior, updatedInput, message}``; deny wins."""
+    decision = specific.get("decision")
+    if not isinstance(decision, dict):
+        return
+    behavior = str(decision.get("behavior") or "").lower()
+    if behavior == "deny":
+        outcome.blocked, outcome.permission = True, "deny"
+        outcome.reason = str(decision.get("message") or f"denied by {where}")
+    elif behavior == "allow" and outcome.permission != "deny":
+        outcome.permission = "allow"
+        updated = decision.get("updatedInput")
+        if isinstance(updated, dict):
+            outcome.updated_input = {**(outcome.updated_input or {}), **updated}
+
+
+def _json_reply(text: str) -> tuple[dict[str, Any] | None, str]:
+    """The JSON object a hook printed, and why it could not be read ("" when fine or plain)."""
     text = text.strip()
-    if not text.startswith("{"):
-        return None
+    if not text.startswith(("{", "[")):
+        return None, ""
     try:
         value = json.loads(text)
-    except json.JSONDecodeError:
-        return None
-    return value if isinstance(value, dict) else None
+    except json.JSONDecodeError as exc:
+        return None, f"{exc.msg} at line {exc.lineno} column {exc.colno}"
+    if not isinstance(value, dict):
+        return None, "not a JSON object"
+    return value, ""

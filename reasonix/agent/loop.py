@@ -117,7 +117,12 @@ class Agent:
         # asked before every model request after a tool round: the name of a spent budget
         # ends the turn there ("budget"), e.g. a goal's (coordinator/host.py)
         self.before_request: Callable[..., str] | None = None
-        self._session_started = False
+        # SessionStart's source for the next turn: None = this process's first turn
+        # (startup or resume), "" = none; the runtime sets "clear"/"resume" on /new and
+        # /resume, and ``compacted`` after a summary (source "compact")
+        self.start_source: str | None = None
+        self.compacted = False
+        self._stop_blocks = 0  # Stop-hook blocks in a row with no tool call between
         self.tools = [ToolSchema(**s) for s in registry.schemas()]  # frozen for the session
         self.telemetry = Telemetry()
         self.history, self._watch = session.messages(), ProgressWatch()
@@ -155,7 +160,7 @@ class Agent:
     def run(self, user_input: str, cancel: Cancel) -> Iterator[Event]:
         """Run one user turn, yielding events; ends with Done or Error."""
         cancel = cancel.child()  # closing the generator cancels only this turn's work
-        steps, self._watch = 0, ProgressWatch()
+        steps, self._watch, self._stop_blocks = 0, ProgressWatch(), 0
         try:
             self._close_dangling_calls()  # a previous turn closed mid-tools left calls open
             for note in self.turn_notices() if self.turn_notices is not None else ():
@@ -179,7 +184,7 @@ class Agent:
                 if not reply.tool_calls and self._finish[0] in _ENDS:
                     raise _Stop(_ENDS[self._finish[0]], reply.content)
                 if not reply.tool_calls:
-                    again = yield from self._stop_hooks(stop_hook_active)
+                    again = yield from self._stop_hooks(stop_hook_active, reply.content)
                     if again is None or steps + 1 >= self.max_steps:
                         raise _Stop("complete", reply.content)
                     self._append(Message(Role.USER, f"[Stop hook] {again}"))
@@ -187,7 +192,7 @@ class Agent:
                     continue
                 end = yield from self._run_tools(reply.tool_calls, cancel, refused)
                 self.session.sync()
-                steps += 1
+                steps, self._stop_blocks = steps + 1, 0  # work was done: the Stop cap restarts
                 if end:  # a host tool ended the turn (plan saved, goal complete …)
                     raise _Stop(end, reply.content)
                 if steps >= self.max_steps:
@@ -236,10 +241,14 @@ class Agent:
             return [], ""
         notes: list[str] = []
         context: list[str] = []
-        if not self._session_started:
-            self._session_started = True
+        sources = [self.start_source] if self.start_source else []
+        if self.start_source is None:
             resumed = any(m.role is Role.USER for m in self.history)
-            got = self.hooks.run("SessionStart", {"source": "resume" if resumed else "startup"})
+            sources = ["resume" if resumed else "startup"]
+        sources += ["compact"] if self.compacted else []
+        self.start_source, self.compacted = "", False
+        for source in sources:  # hooks whose matcher names another source do not run
+            got = self.hooks.run("SessionStart", {"source": source})
             notes += got.notices
             context.append(got.context_text)
         got = self.hooks.run("UserPromptSubmit", {"prompt": user_input})
@@ -249,17 +258,38 @@ class Agent:
         context.append(got.context_text)
         return notes, "\n".join(c for c in context if c)
 
-    def _stop_hooks(self, active: bool) -> Generator[Event, None, str | None]:
-        """Stop: None to end the turn, or the reason a hook gave for going on."""
+    def _stop_hooks(self, active: bool, last: str) -> Generator[Event, None, str | None]:
+        """Stop: None to end the turn, or the reason a hook gave for going on.
+
+        Bounded as Claude Code bounds it: after ``stop_block_cap()`` blocks in a
+        row with no tool call between, the next block is overridden with a notice.
+        """
         if self.hooks is None or not self.hooks.has("Stop"):
             return None
+        from .hooks import stop_block_cap
+
         recorder = self.tool_ctx.extra.get("checkpoints")
         if recorder is not None:  # a Stop hook may change files: the turn ends after it
             recorder.outside_change()
-        got = self.hooks.run("Stop", {"stop_hook_active": active})
+        fields = {"stop_hook_active": active, "last_assistant_message": last}
+        got = self.hooks.run("Stop", fields)
         for note in got.notices:
             yield Notice("hook", note)
-        return got.reason if got.blocked else None
+        if not got.blocked:
+            return None
+        cap = stop_block_cap()
+        if cap and self._stop_blocks >= cap:
+            text = (
+                f"a Stop hook blocked the end of the turn {cap + 1} times in a row with no "
+                "tool call between; the turn ends anyway (a Stop hook should let the turn "
+                "end while stop_hook_active is true; CLAUDE_CODE_STOP_HOOK_BLOCK_CAP "
+                "raises the limit)"
+            )
+            self.hooks.report(text)
+            yield Notice("hook", text)
+            return None
+        self._stop_blocks += 1
+        return got.reason
 
     def _pending_list(self) -> list[Message]:
         return [self._pending] if self._pending is not None else []

@@ -438,11 +438,15 @@ def _open_browser(url: str) -> None:
 
 def build_commands(rt: Runtime, *, notify: Callable[[str], None] | None = None) -> CommandRegistry:
     """The slash commands of ``rt``: built-ins, MCP prompts and the custom command files."""
+    from reasonix.command.gemini import gemini_commands
     from reasonix.config.paths import home_dir
 
+    from .skill_commands import skill_commands
     from .subagents import profile_commands
 
     host = RuntimeCommandHost(rt, notify=notify)
     dirs = command_dirs(rt.workspace, home_dir(), Path.home())
     profiles = profile_commands(rt, host.run_profile)
-    return CommandRegistry(host, custom_dirs=dirs, sources=[profiles])
+    skills = skill_commands(lambda: rt.delegation.skills if rt.delegation is not None else None)
+    gemini = gemini_commands(rt.workspace, Path.home())  # Gemini CLI's .toml commands
+    return CommandRegistry(host, custom_dirs=dirs, sources=[gemini, profiles, skills])

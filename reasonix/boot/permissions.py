@@ -11,6 +11,7 @@ from pathlib import Path
 
 from reasonix.agent.execute import EventApprover
 from reasonix.agent.session import Session
+from reasonix.config.claude_settings import RuleOrigin
 from reasonix.config.model import Config
 from reasonix.errors import ConfigError
 from reasonix.tool import ToolContext
@@ -20,7 +21,9 @@ TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["build_gate", "escape_gate", "naming_file", "scope_gate", "tool_context"]
+__all__ = [
+    "build_gate", "escape_gate", "naming_file", "scope_gate", "tool_context", "usable_rules",
+]  # fmt: skip
 
 
 @contextlib.contextmanager
@@ -37,19 +40,60 @@ def naming_file(cfg: Config, dotted: str) -> Iterator[None]:
         raise ConfigError(err.detail, file=file, line=err.line, key=key) from err
 
 
+def usable_rules(cfg: Config) -> tuple[dict[str, list[str]], dict[RuleOrigin, str]]:
+    """The config's allow/ask/deny lists, and the rules left out of them with the reason.
+
+    A rule from a Claude Code settings file that our grammar refuses (say
+    ``mcp__github__get_*``) is left out, as Claude skips what it cannot read;
+    the same in ``reasonix.toml`` stays a ConfigError (our own file, our syntax).
+    """
+    from reasonix.permission import parse_rule
+
+    lists = {
+        "allow": list(cfg.permissions.allow),
+        "ask": list(cfg.permissions.ask),
+        "deny": list(cfg.permissions.deny),
+    }
+    claude = [o for o in cfg.permission_rules if Path(o.file).parent.name == ".claude"]
+    ours = {(o.kind, o.rule) for o in cfg.permission_rules if o not in claude and not o.skipped}
+    refused: dict[RuleOrigin, str] = {}
+    for origin in claude:
+        if origin.skipped or (origin.kind, origin.rule) in ours:
+            continue  # left out already, or ours too (where it stays an error)
+        try:
+            parse_rule(origin.rule)
+        except ConfigError as exc:
+            refused[origin] = exc.detail.removeprefix(f"invalid permission rule {origin.rule!r}: ")
+            lists[origin.kind] = [r for r in lists[origin.kind] if r != origin.rule]
+    return lists, refused
+
+
 def build_gate(
-    cfg: Config, allowed_tools: list[str], approver: EventApprover | None, workspace: Path
+    cfg: Config,
+    allowed_tools: list[str],
+    approver: EventApprover | None,
+    workspace: Path,
+    notices: list[str] | None = None,
 ) -> Any:
-    """The permission gate; ``approver`` None means headless (Ask fails closed)."""
+    """The permission gate; ``approver`` None means headless (Ask fails closed).
+
+    ``notices`` receives what was left out of the rules (:func:`usable_rules`).
+    """
     from reasonix import permission
     from reasonix.config import paths
 
+    rules, refused = usable_rules(cfg)
+    if notices is not None:
+        notices += [
+            f"{o.where()}: permissions.{o.kind} rule {o.written or o.rule!r} skipped: {why}"
+            for o, why in refused.items()
+        ]
     with naming_file(cfg, "permissions.allow"):
         policy = permission.Policy(
             mode=cfg.permissions.mode,
-            allow=cfg.permissions.allow,
-            ask=cfg.permissions.ask,
-            deny=cfg.permissions.deny,
+            allow=rules["allow"],
+            ask=rules["ask"],
+            deny=rules["deny"],
             allow_dynamic_bash=cfg.permissions.allow_dynamic_bash,
             workspace=workspace,
             protected=[paths.user_config_path()],  # the user config steers every run

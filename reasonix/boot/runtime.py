@@ -127,6 +127,8 @@ class Runtime:
         self.checkpoints = None if child else checkpoints_for(workspace)
         if self.checkpoints is not None:
             tool_ctx.extra["checkpoints"] = TurnRecorder(self.checkpoints)
+        self._transcripts: dict[str, Any] = {}  # session id -> its Claude-shaped copy (hooks)
+        self._ended = False  # SessionEnd ran (close() is idempotent)
         self.hooks = hooks_for(config, workspace, tool_ctx, self._hook_fields)
         if self.hooks is not None:
             self.tool_ctx.extra["hooks"] = self.hooks
@@ -197,15 +199,38 @@ class Runtime:
     def _hook_fields(self) -> dict[str, Any]:
         """The fields every hook payload carries (read at call time: /new moves them)."""
         s = self._current[0]
-        return {"session_id": s.id, "transcript_path": str(s.path), "permission_mode": self.mode}
+        return {"session_id": s.id, "transcript_path": self._transcript(s),
+                "permission_mode": self.mode}  # fmt: skip
+
+    def _transcript(self, s: Session) -> str:
+        """``transcript_path``: the session in Claude's JSONL shape, brought up to date."""
+        from reasonix.agent.claude_transcript import ClaudeTranscript
+
+        copy = self._transcripts.get(s.id)
+        if copy is None:
+            copy = self._transcripts[s.id] = ClaudeTranscript(s, str(self.workspace))
+        try:
+            return str(copy.sync())
+        except OSError as exc:  # hooks still run; they get our own transcript instead
+            if self.hooks is not None:
+                self.hooks.report(f"the hook transcript {copy.path} could not be written: {exc}")
+            return str(s.path)
 
     def _notify(self, message: str) -> None:
         if self.hooks is not None and self.hooks.has("Notification"):
-            self.hooks.run("Notification", {"message": message})
+            fields = {"message": message, "notification_type": "permission_prompt"}
+            self.hooks.run("Notification", fields)
 
     def _pre_compact(self, trigger: str, focus: str = "") -> None:
         if self.hooks is not None and self.hooks.has("PreCompact"):  # focus: /compact FOCUS
             self.hooks.run("PreCompact", {"trigger": trigger, "custom_instructions": focus})
+        if self.hooks is not None:  # SessionStart hooks with matcher "compact" run next turn
+            self.agent.compacted = True
+
+    def _session_end(self, reason: str) -> None:
+        """SessionEnd hooks for the session that ends now (``/new``, ``/resume``, close)."""
+        if self.hooks is not None and self.options.child is None and self.hooks.has("SessionEnd"):
+            self.hooks.run("SessionEnd", {"reason": reason})
 
     # -- changing a live runtime ---------------------------------------------------
     def _make_agent(self, s: Session) -> Agent:
@@ -250,6 +275,7 @@ class Runtime:
 
     def _switch_session(self, session: Session, resumed: bool) -> None:
         old = self.session
+        self._session_end("other" if resumed else "clear")  # the old session, while current
         self.session = session
         try:
             self.agent = self._make_agent(session)
@@ -261,6 +287,7 @@ class Runtime:
         self.host.close()
         self.host = self._make_host()
         old.close()
+        self.agent.start_source = "resume" if resumed else "clear"  # for SessionStart matchers
         self.resumed = resumed
         self.notices.extend(session.notices)
 
@@ -289,7 +316,10 @@ class Runtime:
         self.price = price_for_model(resolved)
         self.meta["model"] = resolved.ref
         telemetry = self.agent.telemetry
+        pending = self.agent.start_source, self.agent.compacted
         self.agent = self._make_agent(self.session)
+        # the session goes on: SessionStart fires as it would have, not once more
+        self.agent.start_source, self.agent.compacted = pending
         self.agent.effort = effort
         self.agent.telemetry = telemetry  # the session's cost keeps adding up
         self.host.close()
@@ -356,7 +386,10 @@ class Runtime:
         if self._config_stamp is None:
             self._config_stamp = stamp
         if self.instructions and any(m.role.value == "user" for m in self.agent.history):
-            now = instruction_block(load_instructions(paths.home_dir(), self.workspace, Path.cwd()))
+            now = instruction_block(load_instructions(
+                paths.home_dir(), self.workspace, Path.cwd(), user_home=Path.home(),
+                trusted=self.config.trust.trusted,
+            ))  # fmt: skip
             if now != self.instructions and now != self._seen_instructions:
                 self._seen_instructions = now
                 out.append(f"the instruction files changed since this session loaded them; it "
@@ -398,8 +431,16 @@ class Runtime:
         recorder = self.tool_ctx.extra.get("checkpoints")
         return recorder.settle() if recorder is not None else []
 
-    def close(self) -> None:
-        """Stop plugins and release the session lease (idempotent)."""
+    def close(self, reason: str = "other") -> None:
+        """Run SessionEnd hooks, stop plugins and release the session lease (idempotent).
+
+        ``reason`` is Claude Code's SessionEnd reason (``prompt_input_exit`` when
+        a person left the chat, ``other`` otherwise).
+        """
+        if not self._ended:
+            self._ended = True
+            with contextlib.suppress(Exception):  # a hook never keeps the process from ending
+                self._session_end(reason)
         for fn in reversed(self.closers):
             with contextlib.suppress(Exception):
                 fn()
@@ -444,7 +485,9 @@ def build_runtime(options: RuntimeOptions) -> Runtime:
     interactive = options.interactive
     try:
         approver = EventApprover()
-        gate = build_gate(cfg, options.allowed_tools, approver if interactive else None, workspace)
+        gate = build_gate(
+            cfg, options.allowed_tools, approver if interactive else None, workspace, notices
+        )
         if options.plan_mode():  # Plan mode is independent of the posture (PERM-15)
             gate.policy = gate.policy.with_planning(True)
         ctx = tool_context(cfg, workspace, session, not interactive, approver, options.ports)
@@ -460,7 +503,10 @@ def build_runtime(options: RuntimeOptions) -> Runtime:
         pager = tool_result_capability(lambda: current[0])
         debug = Path(options.mcp_debug) if options.mcp_debug else None
         mcp = start_plugins(cfg, registry, Path(ctx.workspace), notices, debug, [pager])
-        instructions = instruction_block(load_instructions(paths.home_dir(), workspace, Path.cwd()))
+        instructions = instruction_block(load_instructions(
+            paths.home_dir(), workspace, Path.cwd(), user_home=Path.home(),
+            trusted=cfg.trust.trusted, notices=notices,
+        ))  # fmt: skip
         planner = None
         if planned is not None:
             planner = planner_parts(cfg, planned, registry, gate, mcp, workspace, add_dirs)

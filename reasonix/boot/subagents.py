@@ -60,11 +60,24 @@ __all__ = [
 
 
 def load_skills(workspace: Path) -> SkillSet:
-    """The workspace's skills: project, Claude project, global, Claude user, built-in."""
+    """The workspace's skills: project, Claude project, global, Claude user, then the
+    Claude Code agent files (``.claude/agents``, ``<home>/agents``, ``~/.claude/agents``)
+    as profiles, then the built-ins (an agent of a built-in's name replaces it)."""
+    from reasonix.agent.subagent.agents import load_agents
     from reasonix.agent.subagent.profile import builtin_skills
     from reasonix.config.paths import home_dir
 
-    return discover(workspace, home_dir(), Path.home(), builtin_skills())
+    home, user_home = home_dir(), Path.home()
+    agents, notices = load_agents(workspace, home, user_home)
+    found = discover(workspace, home, user_home, [*agents, *builtin_skills()])
+    found.notices += notices
+    for agent in agents:
+        winner = found.get(agent.name)
+        if winner is not None and winner is not agent:  # a skill of that name came first
+            found.notices.append(
+                f"{agent.path}: agent {agent.name!r} skipped: the skill {winner.path} has its name"
+            )
+    return found
 
 
 def _policy(cfg: Config) -> SchedulerPolicy:
@@ -195,6 +208,9 @@ def attach_delegation(
     req = options.child
     roots = [Path(p) for p in ctx.write_roots]
     names = _tool_names(cfg, ablate, req is not None and req.narrowing.read_only)
+    ceiling = req.narrowing.allowed_tools if req is not None else None
+    if ceiling is not None:  # a profile's allowed-tools caps its delegation tools too
+        names = [n for n in names if n in ceiling]
     if req is None:
         assert skills is not None
         _policy(cfg)  # a bad [agent] limit is a config error now, before any request

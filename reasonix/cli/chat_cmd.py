@@ -28,7 +28,6 @@ from reasonix.agent.events import (
     Event,
     Notice,
     ReasoningDelta,
-    Runner,
     SandboxEscape,
     TextDelta,
     ToolEnd,
@@ -41,7 +40,7 @@ from reasonix.cancel import Cancel
 from reasonix.cli.safe_text import printable
 from reasonix.cli.search_card import card_lines
 from reasonix.cli.setup_run import add_run_flags, build
-from reasonix.command.api import CommandResult
+from reasonix.command.api import CommandResult, CommandTurn
 from reasonix.command.registry import CommandRegistry, plain_text
 from reasonix.errors import ReasonixError
 from reasonix.permission import ApprovalChoice, ApprovalRequest
@@ -108,13 +107,15 @@ def execute(args: argparse.Namespace) -> int:
             if not text:
                 continue
             send: Any = plain_text(line)
+            turn: CommandTurn | None = None
             if commands.is_command(text):
-                send = _command(commands, text)
-                if send is _EXIT:
+                got = _command(commands, text)
+                if got is _EXIT:
                     return 0
-                if send is None:
+                if got is None:
                     continue
-            if not _turn(setup, _with_references(setup, commands, send)):
+                send, turn = got.prompt, got.turn
+            if not _turn(setup, _with_references(setup, commands, send), turn):
                 return 1
     finally:
         setup.close()
@@ -161,7 +162,7 @@ def _run(commands: CommandRegistry, line: str) -> CommandResult | None:
 
 
 def _command(commands: CommandRegistry, line: str) -> Any:
-    """Run one command line: None (done), ``_EXIT``, or the prompt to send as the turn."""
+    """Run one command line: None (done), ``_EXIT``, or the result whose prompt is the turn."""
     result = _run(commands, line)
     if result is not None and not result.error and line.split() in (["/help"], ["/"]):
         result.text += "\n" + KEYS
@@ -171,7 +172,7 @@ def _command(commands: CommandRegistry, line: str) -> Any:
         if result.exit:
             return _EXIT
         if result.prompt is not None:
-            return result.prompt
+            return result
         follow = _follow_up(result)
         if follow is None:
             return None
@@ -260,15 +261,17 @@ class _TurnInterrupts:
         signal.signal(signal.SIGINT, self.previous)
 
 
-def _turn(setup: Runtime, text: str) -> bool:
-    """Run one turn; False when the user asked to leave mid-turn."""
+def _turn(setup: Runtime, text: str, command: CommandTurn | None = None) -> bool:
+    """Run one turn (a command file's with its allowed-tools and shell lines);
+    False when the user asked to leave mid-turn."""
+    from reasonix.boot.command_turn import run_turn
+
     cancel = Cancel()
     view = _View()
     before = len(setup.telemetry.per_request)
     try:
-        runner: Runner = setup.runner  # LOOP-7: the CLI sees only the Runner protocol
         with _TurnInterrupts(cancel):
-            for event in runner.run(text, cancel):
+            for event in run_turn(setup, text, cancel, command):  # LOOP-7: the Runner's events
                 if isinstance(event, ApprovalRequested):
                     event.answer(_ask(event.request))
                 else:

@@ -4,6 +4,8 @@
 [--read-only] [--allow-dynamic-bash] [--config] [--headless]`` prints one line such as
 ``ask: bash segment 'rm -rf x' matches no allow rule; needs approval (mode ask)``.
 ``reasonix permission bash COMMAND`` prints how the bash classifier splits a command.
+``reasonix permission list [--json]`` shows every rule in force with the file and line it
+came from (``reasonix.toml``, ``<home>/config.toml``, Claude Code's settings files).
 Rules come from the flags only, unless ``--config`` merges the effective ``[permissions]``.
 """
 
@@ -56,6 +58,16 @@ def configure(parser: argparse.ArgumentParser) -> None:
     sim.add_argument("--all-projects", action="store_true", help="every project's sessions")
     sim.add_argument("--json", action="store_true", help="print JSON")
     sim.add_argument("--dir", default=None, help="the project (default: the current directory)")
+    lst = sub.add_parser(
+        "list",
+        help="show every permission rule in force and the file (and line) it came from",
+        description="List the permission rules of this workspace (reasonix.toml, "
+        "<home>/config.toml and Claude Code's settings files), deny first, each with the "
+        "file and line that declared it, and those left out (untrusted workspace, or a "
+        "rule this grammar does not read).",
+    )
+    lst.add_argument("--json", action="store_true", help="print JSON")
+    lst.add_argument("--dir", default=None, help="the project (default: the current directory)")
     bash = sub.add_parser(
         "bash",
         help="show how a bash command is split and classified",
@@ -81,10 +93,13 @@ def _check(args: argparse.Namespace) -> int:
     dynamic = args.allow_dynamic_bash
     workspace = args.workspace or str(Path.cwd())
     if args.config:
+        from reasonix.boot.permissions import usable_rules
         from reasonix.config import load
 
-        perms = load(Path(workspace)).permissions
-        allow, ask, deny = perms.allow + allow, perms.ask + ask, perms.deny + deny
+        cfg = load(Path(workspace))
+        perms = cfg.permissions
+        rules, _ = usable_rules(cfg)  # a Claude settings rule we cannot read is left out
+        allow, ask, deny = rules["allow"] + allow, rules["ask"] + ask, rules["deny"] + deny
         mode = mode or perms.mode
         dynamic = dynamic or perms.allow_dynamic_bash
     from reasonix.config.paths import secret_paths
@@ -123,10 +138,69 @@ def execute(args: argparse.Namespace) -> int:
         return _bash(args)
     if args.permission_command == "simulate":
         return _simulate(args)
+    if args.permission_command == "list":
+        return _list(args)
     raise UsageError(
         "usage: reasonix permission check TOOL ARGS_JSON | permission bash COMMAND | "
-        "permission simulate RULE"
+        "permission simulate RULE | permission list"
     )
+
+
+def _list(args: argparse.Namespace) -> int:
+    """Every rule with its origin, in the order the policy consults them (deny, ask, allow)."""
+    from pathlib import Path
+
+    from reasonix.boot.permissions import usable_rules
+    from reasonix.cli.safe_text import printable
+    from reasonix.config import load
+
+    workspace = Path(args.dir or ".").resolve()
+    cfg = load(workspace, migrate=False, check_mcp_vars=False)
+    _, refused = usable_rules(cfg)
+    rows = []
+    for kind in ("deny", "ask", "allow"):
+        for origin in (o for o in cfg.permission_rules if o.kind == kind):
+            skipped = origin.skipped
+            if not skipped and origin in refused:
+                skipped = f"not a rule Reasonix reads: {refused[origin]}"
+            rows.append(
+                {
+                    "kind": kind,
+                    "rule": origin.rule,
+                    "written": origin.written or origin.rule,
+                    "file": origin.file,
+                    "line": origin.line,
+                    "in_force": not skipped,
+                    "skipped": skipped,
+                }
+            )
+    mode_from = cfg.sources.get("permissions.mode", "default")
+    roots = list(cfg.sandbox.allow_write)
+    if args.json:
+        doc = {
+            "workspace": str(workspace),
+            "trusted": cfg.trust.trusted,
+            "mode": {"value": cfg.permissions.mode, "source": mode_from},
+            "rules": rows,
+            "writable_roots": roots,
+        }
+        print(json.dumps(doc, ensure_ascii=False))
+        return 0
+    print(printable(f"mode: {cfg.permissions.mode} (from {mode_from})"))
+    if not rows:
+        print("no permission rules (every call goes by the mode)")
+    for row in rows:
+        where = row["file"] if row["line"] is None else f"{row['file']}:{row['line']}"
+        text = f"{row['kind']:<5} {row['rule']}"
+        if row["written"] != row["rule"]:
+            text += f"  (written {row['written']})"
+        text += f"  {where}"
+        if row["skipped"]:
+            text += f"  [left out: {row['skipped']}]"
+        print(printable(text))
+    for root in roots:
+        print(printable(f"writable root: {root}"))
+    return 0
 
 
 def _simulate(args: argparse.Namespace) -> int:

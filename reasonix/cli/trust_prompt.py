@@ -30,6 +30,8 @@ DECLARATION_FILES = (
     ".mcp.json",
     os.path.join(".claude", "settings.json"),
     os.path.join(".claude", "settings.local.json"),
+    os.path.join(".claude", "commands"),  # shell lines and allowed-tools (command_trust)
+    os.path.join(".reasonix", "commands"),
 )
 
 
@@ -42,6 +44,7 @@ def describe(items: list[TrustItem]) -> str:
         "permissions": "permission rules and modes that widen access",
         "sandbox": "sandbox changes",
         "serve": "browser UI settings",
+        "command": "command files that run shell lines or pre-approve tools",
     }
     lines: list[str] = []
     for kind, title in titles.items():

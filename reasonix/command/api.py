@@ -28,6 +28,7 @@ else:
 __all__ = [
     "CommandHost",
     "CommandResult",
+    "CommandTurn",
     "Completion",
     "PickerItem",
 ]
@@ -50,6 +51,26 @@ class PickerItem:
     description: str = ""
 
 
+@dataclass(frozen=True)
+class CommandTurn:
+    """What a custom command file asks of the turn it starts (issue 35).
+
+    The frontend runs that turn through ``reasonix.boot.command_turn.run_turn``
+    instead of ``runner.run``: ``allow`` (the file's ``allowed-tools``, canonical
+    rules) are allow rules for that turn only, and the shell lines of ``prompt``
+    (``!`cmd``` and ```` ```! ```` blocks, found again in the turn's text) run
+    first through the permission gate and the bash tool's sandbox, their output
+    replacing them. A ``project`` command gets neither in an untrusted workspace.
+    """
+
+    command: str  # "/commit": named in every notice and refusal
+    prompt: str  # the expanded body as the command produced it (before @ references)
+    scope: str = "project"  # "project" | "user"
+    source: str = ""  # the command file
+    allow: tuple[str, ...] = ()
+    model: str = ""  # frontmatter ``model``: named in a notice, not applied
+
+
 @dataclass
 class CommandResult:
     """What the frontend does after a command ran.
@@ -64,7 +85,10 @@ class CommandResult:
       runs ``confirm_command``;
     - ``exit``: leave the program;
     - ``error``: True when ``text`` is an error message (unknown command, bad
-      arguments).
+      arguments);
+    - ``turn``: set with ``prompt`` by a custom command file: run the prompt with
+      ``reasonix.boot.command_turn.run_turn`` so its ``allowed-tools`` and shell
+      lines apply (see :class:`CommandTurn`).
     """
 
     text: str = ""
@@ -77,6 +101,7 @@ class CommandResult:
     exit: bool = False
     error: bool = False
     extra: dict[str, Any] = field(default_factory=dict)
+    turn: CommandTurn | None = None  # a custom command's allowed-tools and shell lines
 
 
 class CommandHost(Protocol):

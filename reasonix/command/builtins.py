@@ -131,6 +131,8 @@ def builtin_commands(
             ("project commands", "project"),
             ("your commands", "user"),
             ("MCP prompts", "mcp"),
+            ("sub-agents", "profile"),
+            ("skills", "skill"),
         ]
         out: list[str] = []
         for title, kind in groups:

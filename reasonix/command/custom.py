@@ -9,17 +9,22 @@ frontmatter of ``key: value`` lines (read without a YAML library)::
     ---
     Review $1 for bugs. Focus on: $ARGUMENTS
 
-Recognised keys: ``description`` (default: the body's first line) and
-``argument-hint``; ``model`` is read but not applied (switching the model
-for one turn would break the prompt cache — use ``/model``); other keys
-(Claude Code's ``allowed-tools`` …) are accepted and ignored, so Claude Code
-command files load unchanged. The body is expanded in one left-to-right
+Recognised keys: ``description`` (default: the body's first line),
+``argument-hint``, ``allowed-tools`` (permission rules allowed for the turn the
+command starts: :class:`~reasonix.command.api.CommandTurn`) and
+``disable-model-invocation`` (recorded; the model has no tool that runs
+commands). ``model`` is read but not applied (switching the model for one turn
+would break the prompt cache — use ``/model``); other keys are accepted and
+ignored, so Claude Code command files load unchanged. ``!`cmd``` and
+```` ```! ```` shell lines in the body run before the turn (see
+``reasonix/boot/command_turn.py``). The body is expanded in one left-to-right
 pass: ``$$`` → ``$``, ``$ARGUMENTS`` → the argument text, ``$1``…``$N`` →
 the N-th argument (shell quoting rules split them) or nothing. A body that
 uses no placeholder gets typed arguments appended as ``ARGUMENTS: …``.
 
 :func:`load` is a pure function over directories: ``review.md`` becomes
-``/review``, ``git/commit.md`` becomes ``/git:commit``; the first directory
+``/review``, ``git/commit.md`` becomes ``/git:commit`` (the registry also gives it
+its short name ``/commit``, as Claude Code does); the first directory
 that defines a name wins. A file that cannot be a command — unreadable,
 not a regular file, larger than :data:`MAX_FILE_BYTES`, binary, not UTF-8,
 broken frontmatter, an empty body, a name that is not a command name — is
@@ -33,7 +38,7 @@ import re
 import stat
 from pathlib import Path
 
-from reasonix.command.api import CommandResult
+from reasonix.command.api import CommandResult, CommandTurn
 from reasonix.command.args import split_args
 from reasonix.command.frontmatter import FrontmatterError, parse
 from reasonix.command.registry import Command
@@ -49,6 +54,7 @@ __all__ = [
     "expand",
     "load",
     "parse",
+    "tool_rules",
 ]
 
 MAX_FILE_BYTES = 64 * 1024  # a prompt template; anything bigger is a mistake
@@ -78,6 +84,8 @@ class CustomCommand:
     scope: str = "project"
     source: str = ""  # the file it came from
     model: str = ""  # frontmatter ``model``: recorded, not applied
+    allowed_tools: tuple[str, ...] = ()  # canonical allow rules for the command's turn
+    model_invocable: bool = True  # ``disable-model-invocation: true`` makes it False
 
 
 @dataclass
@@ -127,6 +135,58 @@ def expand(body: str, argument_text: str) -> str:
     return out
 
 
+def _items(value: str) -> list[str]:
+    """The items of an ``allowed-tools`` value: a ``[…]`` flow list, a YAML list folded to
+    commas, or words; commas and spaces split except inside parentheses and quotes."""
+    value = value.strip()
+    if value.startswith("[") and value.endswith("]"):
+        value = value[1:-1]
+    items: list[str] = []
+    buf: list[str] = []
+    depth, quote = 0, ""
+    for c in value:
+        if quote:
+            if c == quote:
+                quote = ""
+            else:
+                buf.append(c)
+            continue
+        if c in "\"'" and depth == 0:
+            quote = c
+            continue
+        if c == "(":
+            depth += 1
+        elif c == ")" and depth:
+            depth -= 1
+        if depth == 0 and (c == "," or c.isspace()):
+            if buf:
+                items.append("".join(buf))
+                buf = []
+        else:
+            buf.append(c)
+    if buf:
+        items.append("".join(buf))
+    return items
+
+
+def tool_rules(value: str) -> tuple[list[str], list[str]]:
+    """``(canonical rules, items that are no rule)`` of an ``allowed-tools`` value."""
+    from reasonix.errors import ConfigError
+    from reasonix.permission.rules import parse_rule
+
+    rules: list[str] = []
+    bad: list[str] = []
+    for item in _items(value):
+        try:
+            rule = parse_rule(item).text
+        except ConfigError:
+            bad.append(item)
+            continue
+        if rule not in rules:
+            rules.append(rule)
+    return rules, bad
+
+
 # -- loading ---------------------------------------------------------------------------
 
 
@@ -161,7 +221,7 @@ def _read(path: Path) -> str:
         raise ValueError(f"not UTF-8 text (byte {err.start})") from err
 
 
-def _command(path: Path, rel: list[str], scope: str) -> CustomCommand:
+def _command(path: Path, rel: list[str], scope: str, notices: list[str]) -> CustomCommand:
     parts = [*rel[:-1], rel[-1][: -len(".md")]]
     if not all(_PART.match(p) for p in parts):
         raise ValueError(f"{':'.join(parts)!r} is not a command name (letters, digits, _ . -)")
@@ -171,6 +231,9 @@ def _command(path: Path, rel: list[str], scope: str) -> CustomCommand:
         raise ValueError(f"bad frontmatter: {err}") from err
     if not body.strip():
         raise ValueError("the command has no body")
+    rules, bad = tool_rules(meta.get("allowed-tools", ""))
+    if bad:  # the command still loads; only these items allow nothing
+        notices.append(f"{path}: allowed-tools: not a permission rule, ignored: {', '.join(bad)}")
     return CustomCommand(
         name=":".join(parts),
         body=body,
@@ -179,6 +242,8 @@ def _command(path: Path, rel: list[str], scope: str) -> CustomCommand:
         scope=scope,
         source=str(path),
         model=meta.get("model", ""),
+        allowed_tools=tuple(rules),
+        model_invocable=meta.get("disable-model-invocation", "").strip().lower() != "true",
     )
 
 
@@ -232,7 +297,7 @@ def load(*dirs: CommandDir | Path) -> Loaded:
             continue
         for path, rel in _walk(where.path, loaded.notices):
             try:
-                cmd = _command(path, rel, where.scope)
+                cmd = _command(path, rel, where.scope, loaded.notices)
             except ValueError as err:
                 loaded.notices.append(f"{path}: {err}; skipped")
                 continue
@@ -246,7 +311,12 @@ def as_command(cmd: CustomCommand) -> Command:
     """The registry entry of a loaded file: running it sends the expanded body."""
 
     def run(argument_text: str) -> CommandResult:
-        return CommandResult(prompt=expand(cmd.body, argument_text))
+        prompt = expand(cmd.body, argument_text)
+        turn = CommandTurn(
+            command=f"/{cmd.name}", prompt=prompt, scope=cmd.scope, source=cmd.source,
+            allow=cmd.allowed_tools, model=cmd.model,
+        )  # fmt: skip
+        return CommandResult(prompt=prompt, turn=turn)
 
     return Command(
         name=cmd.name,

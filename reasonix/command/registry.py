@@ -10,7 +10,9 @@ this order of precedence when two share a name:
    skipped with a notice;
 3. **custom commands** from Markdown files: project directories before the
    user's (CMD-2: the project wins), ``.reasonix/commands`` before Claude
-   Code's ``.claude/commands`` within one scope.
+   Code's ``.claude/commands`` within one scope. A file in a sub-folder
+   (``frontend/component.md``) also answers to its short name ``/component``
+   when no explicit name has it (:func:`_short_names`).
 
 Names are given without the leading slash inside the registry; everything a
 frontend sees (:meth:`CommandRegistry.names`, :class:`Completion` texts)
@@ -44,8 +46,9 @@ __all__ = [
 Handler = Callable[[str], CommandResult]  # the argument text -> what to do
 ArgCompleter = Callable[[str], list[Completion]]  # the argument text typed so far -> candidates
 
-KIND_ORDER = {"builtin": 0, "project": 1, "user": 2, "mcp": 3, "profile": 4}
-# More commands asked for on every refresh (``/<profile> task`` for sub-agent profiles);
+KIND_ORDER = {"builtin": 0, "project": 1, "user": 2, "mcp": 3, "profile": 4, "skill": 5}
+# More commands asked for on every refresh (``/<profile> task`` for sub-agent profiles,
+# ``/<skill> args`` for inline skills);
 # each source may add notices. They come after the custom command files.
 CommandSource = Callable[[list[str]], list["Command"]]
 
@@ -56,7 +59,7 @@ class Command:
 
     name: str
     description: str
-    kind: str  # "builtin" | "project" | "user" | "mcp" | "profile"
+    kind: str  # "builtin" | "project" | "user" | "mcp" | "profile" | "skill"
     run: Handler
     argument_hint: str = ""
     source: str = ""  # the file of a custom command, the server of an MCP prompt
@@ -137,6 +140,7 @@ class CommandRegistry:
                     notices.append(f"/{cmd.name} ({cmd.kind}) is shadowed by another command")
                 else:
                     table[cmd.name] = cmd
+        _short_names(table, [c.name for c in loaded.commands])
         self._table = table
         self.notices = notices
 
@@ -194,11 +198,10 @@ class CommandRegistry:
             return []
         body = stripped[1:]
         if " " not in body:
-            return [
-                Completion("/" + c.name, c.label())
-                for c in self.commands()
-                if c.name.startswith(body)
-            ]
+            hits = [c for c in self.commands() if c.name.startswith(body)]
+            if ":" in body:  # /folder:… completes the aliases of sub-folder commands too
+                hits += [c for c in self._table.values() if c.hidden and c.name.startswith(body)]
+            return [Completion("/" + c.name, c.label()) for c in hits]
         name, _, args = body.partition(" ")
         cmd = self.get(name)
         if cmd is None or cmd.complete_args is None:
@@ -224,6 +227,30 @@ class CommandRegistry:
         close = difflib.get_close_matches(name, list(self._table), n=3, cutoff=0.6)
         hint = f"; did you mean {', '.join('/' + c for c in close)}?" if close else ""
         return f"unknown command /{name}{hint} (/help lists the commands; // sends a slash)"
+
+
+def _short_names(table: dict[str, Command], loaded: list[str]) -> None:
+    """Give every command of a sub-folder its short name, as Claude Code does:
+    ``frontend/component.md`` (``/frontend:component``) answers to ``/component``, listed
+    with its folder as a label, and ``/frontend:component`` stays a hidden alias.
+
+    Every explicit name comes first (built-ins, MCP prompts, files, profiles, skills), then
+    the first file of a short name in load order; a file whose short name is taken keeps
+    its full name in the listings, so it is still reachable and seen.
+    """
+    from reasonix.lazy import replace
+
+    for full in loaded:
+        folder, colon, short = full.rpartition(":")
+        cmd = table.get(full)
+        if not colon or cmd is None or cmd.kind not in ("project", "user"):
+            continue  # a top-level file, or one skipped (a built-in's name)
+        if short in table or short.startswith("mcp__"):
+            continue  # the name is someone else's: /folder:name stays listed
+        label = folder.replace(":", "/")
+        desc = f"{cmd.description} ({label})" if cmd.description else f"({label})"
+        table[short] = replace(cmd, name=short, description=desc)
+        table[full] = replace(cmd, hidden=True)
 
 
 def command_dirs(workspace: Path, home: Path, user_home: Path) -> list[CommandDir]:

@@ -38,7 +38,8 @@ __all__ = ["HOOK_EVENTS", "HookSpec", "hooks_from_data", "hooks_from_json_file"]
 
 HOOK_EVENTS = (
     "SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop",
-    "SubagentStop", "PreCompact", "Notification",
+    "SubagentStop", "PreCompact", "Notification", "SessionEnd", "PostToolUseFailure",
+    "SubagentStart", "PermissionRequest",
 )  # fmt: skip
 DEFAULT_TIMEOUT = 60.0
 MAX_TIMEOUT = 3600.0
@@ -56,7 +57,13 @@ class HookSpec:
     source: str
 
     def matches(self, names: tuple[str, ...]) -> bool:
-        """True when the matcher selects any of ``names`` (our name and Claude's alias)."""
+        """True when the matcher selects any of ``names``.
+
+        Tool events pass our tool name and Claude's alias; SessionStart its
+        ``source``, SessionEnd its ``reason``, PreCompact its ``trigger``,
+        Notification its ``notification_type`` and SubagentStart/SubagentStop
+        the ``agent_type`` — the values Claude Code matches there.
+        """
         if self.matcher in ("", "*"):
             return True
         try:

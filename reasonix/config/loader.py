@@ -14,6 +14,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 from reasonix.config import paths
+from reasonix.config.claude_settings import (
+    RULE_LISTS,
+    RuleOrigin,
+    read_claude_permissions,
+    settings_files,
+    string_line,
+)
 from reasonix.config.dotenv import read_dotenv
 from reasonix.config.expand import chain_lookup, environ_lookup, expand_vars
 from reasonix.config.layers import FLAG, Layer, check_type, read_layer
@@ -34,6 +41,7 @@ from reasonix.config.schema import (
 from reasonix.config.trust import TrustItem, WorkspaceTrust, decide
 from reasonix.config.trust_rules import KeyOwners, mcp_item, provider_item, scalar_item
 from reasonix.errors import ConfigError, MissingAPIKey
+from reasonix.lazy import replace
 
 TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
@@ -205,8 +213,21 @@ class _Merger:
     def _target(self, table: str) -> Any:
         return getattr(self.cfg, table) if table else self.cfg
 
-    def set(self, layer: Layer, table: str, key: str, raw: Any) -> None:
-        """Check and apply one scalar (or list) value from ``layer``."""
+    def set(
+        self,
+        layer: Layer,
+        table: str,
+        key: str,
+        raw: Any,
+        *,
+        item: str = "",
+        origins: list[RuleOrigin] | None = None,
+    ) -> None:
+        """Check and apply one scalar (or list) value from ``layer``.
+
+        ``item`` words the trust item in the file's own terms (a Claude settings
+        key); ``origins`` are the rules' own records when the caller has them.
+        """
         dotted = f"{table}.{key}" if table else key
         value = _validate(
             layer, table, key, check_type(layer, table, key, raw, SCALAR_KEYS[table][key])
@@ -216,14 +237,54 @@ class _Merger:
         elif dotted == "sandbox.workspace_root":
             value = self.expand(value, layer, dotted)
         current = getattr(self._target(table), key)
-        if self.guard is not None and not self.guard.admits(
-            table, scalar_item(dotted, value, current), layer.name
-        ):
+        needs = scalar_item(dotted, value, current)
+        if needs is not None and item:
+            needs = item
+        admitted = self.guard is None or self.guard.admits(table, needs, layer.name)
+        if table == "permissions" and key in RULE_LISTS:
+            self._record(layer, key, value, origins, "" if admitted else "untrusted workspace")
+        if not admitted:
             return
         if dotted in _UNION_KEYS:
             value = current + [v for v in value if v not in current]
         setattr(self._target(table), key, value)
         self.cfg.sources[dotted] = layer.name
+
+    def _record(
+        self, layer: Layer, kind: str, rules: list[str], origins: list[RuleOrigin] | None,
+        skipped: str,
+    ) -> None:  # fmt: skip
+        """Remember where each rule of a ``permissions`` list came from."""
+        if origins is None:
+            at = layer.line_of("permissions", kind) or 1
+            start = sum(len(x) for x in layer.text.splitlines(keepends=True)[: at - 1])
+            file = layer.file or layer.name
+            origins = [RuleOrigin(kind, r, file, string_line(layer.text, r, start)) for r in rules]
+        self.cfg.permission_rules += [replace(o, skipped=skipped) for o in origins]
+
+    def apply_claude(self, path: Path, cwd: Path, guard: _Guard | None) -> None:
+        """``permissions`` of one Claude Code settings file (rules, mode, directories)."""
+        found = read_claude_permissions(path, cwd, self.cfg.warnings)
+        if found is None:
+            return
+        layer = Layer(found.file, {}, "", path)
+        self.guard = guard
+        try:
+            for kind in RULE_LISTS:
+                mine = [o for o in found.rules if o.kind == kind]
+                if mine:
+                    self.set(layer, "permissions", kind, [o.rule for o in mine], origins=mine)
+            if found.mode:
+                text = f"permissions.defaultMode = {found.mode_written!r}"
+                self.set(layer, "permissions", "mode", found.mode, item=text)
+            if found.directories:
+                text = (
+                    f"permissions.additionalDirectories = {found.directories!r} "
+                    "(readable and writable outside the workspace)"
+                )
+                self.set(layer, "sandbox", "allow_write", found.directories, item=text)
+        finally:
+            self.guard = None
 
     def apply_file(self, layer: Layer) -> None:
         """Apply every table of a parsed file."""
@@ -306,6 +367,10 @@ def load(
     user = read_layer(paths.user_config_path())
     project = read_layer(paths.project_config_path(cwd))
     servers: dict[str, list[McpServerConfig]] = {"user": [], "project": []}
+    # Claude Code's settings (issue 35): the user's below <home>/config.toml, the
+    # workspace's (settings.json < settings.local.json) below ./reasonix.toml
+    claude = settings_files(cwd)
+    merger.apply_claude(claude[0][0], cwd, None)
     if user is not None:
         _retire(cfg, user, migrate)
         merger.apply_file(user)
@@ -314,6 +379,8 @@ def load(
     owners = KeyOwners(merger.providers.result())
     guard = _Guard(cfg.trust, owners)
     before = {k: (_get(cfg, k), cfg.sources.get(k, "default")) for k in _MODEL_REFS}
+    for path, _ in claude[1:]:
+        merger.apply_claude(path, cwd, guard)
     if project is not None:
         _retire(cfg, project, migrate)
         merger.guard = guard
@@ -339,6 +406,11 @@ def load(
     # D16: global < project .mcp.json < project reasonix.toml
     cfg.mcp_servers = merge_servers(servers["user"], json_servers, servers["project"])
     cfg.hooks = _hooks(user, project, cwd, cfg.warnings, guard)
+    if (cwd / ".claude" / "commands").is_dir() or (cwd / ".reasonix" / "commands").is_dir():
+        from reasonix.config.command_trust import command_items  # only with command files
+
+        for item in command_items(cwd):  # shell lines and allowed-tools (issue 35)
+            guard.admits(item.kind, item.text, item.file)
     if project is not None and not trusted:
         _restore_model_refs(cfg, guard, before, project.name)
     cfg.warnings += cfg.trust.warnings(cwd)
@@ -346,9 +418,22 @@ def load(
         # the MCP layer also defines the workspace path variables for its servers
         ws_vars = {"REASONIX_WORKSPACE_ROOT": str(cwd), "CLAUDE_PROJECT_DIR": str(cwd)}
         server_lookup = chain_lookup(ws_vars, lookup)
+        json_file = str(paths.project_mcp_path(cwd))
+        usable = []
         for server in cfg.mcp_servers:
-            if server.enabled:
-                expand_server(server, server_lookup)  # raises on an unset ${VAR} (D22)
+            try:
+                if server.enabled:
+                    expand_server(server, server_lookup)  # raises on an unset ${VAR} (D22)
+            except ConfigError as exc:
+                if server.source != json_file:
+                    raise  # our own TOML: a located error, as for every other key
+                # Claude Code's .mcp.json: that server is left out, the others start
+                cfg.warnings.append(
+                    f"{json_file}: MCP server {server.name!r} skipped ({exc.key}): {exc.detail}"
+                )
+                continue
+            usable.append(server)
+        cfg.mcp_servers = usable
     return cfg
 
 

@@ -125,7 +125,12 @@ def servers_from_toml(layer: Layer, warnings: list[str]) -> list[McpServerConfig
 
 
 def read_mcp_json(path: Path, warnings: list[str]) -> list[McpServerConfig]:
-    """Servers from a Claude Code style ``.mcp.json``; a missing file gives none."""
+    """Servers from a Claude Code style ``.mcp.json``; a missing file gives none.
+
+    A file that is not JSON, or has no ``mcpServers`` object, is a ConfigError;
+    one malformed entry is skipped with a warning naming it and the file, and an
+    entry with ``"disabled": true`` is skipped quietly.
+    """
     try:
         text = read_text(path, CONFIG_LIMIT, encoding="utf-8-sig")  # a BOM from Windows is fine
     except FileNotFoundError:
@@ -150,28 +155,46 @@ def read_mcp_json(path: Path, warnings: list[str]) -> list[McpServerConfig]:
         )
     out: list[McpServerConfig] = []
     for name, entry in servers.items():
-
-        def fail(message: str, key: str, name: str = name) -> ConfigError:
-            dotted = f"mcpServers.{name}.{key}" if key else f"mcpServers.{name}"
-            return ConfigError(f"MCP server {name!r}: {message}", file=str(path), key=dotted)
-
-        if not name.strip():
-            raise fail("a server name must not be empty", "")
-        if not isinstance(entry, dict):
-            raise fail("expected an object", "")
-        values: dict[str, Any] = {"name": name}
-        for key, value in entry.items():
-            kind = _FIELDS.get(key)
-            if kind is None or key == "name":
-                warnings.append(f"{path}: unknown key mcpServers.{name}.{key} (ignored)")
-                continue
-            layer = Layer(str(path), {}, "", path)
-            try:
-                values[key] = check_type(layer, "", key, value, kind)
-            except ConfigError as exc:
-                raise fail(exc.detail, key) from None
-        out.append(_build(values, str(path), fail))
+        # As in Claude Code, one bad entry is skipped with a warning; the others load.
+        try:
+            server = _json_server(path, name, entry, warnings)
+        except ConfigError as exc:
+            key = f" ({exc.key})" if exc.key and exc.key != f"mcpServers.{name}" else ""
+            detail = exc.detail.removeprefix(f"MCP server {name!r}: ")
+            warnings.append(f"{path}: MCP server {name!r} skipped{key}: {detail}")
+            continue
+        if server is not None:
+            out.append(server)
     return out
+
+
+def _json_server(path: Path, name: str, entry: Any, warnings: list[str]) -> McpServerConfig | None:
+    """One ``mcpServers`` entry; None for ``"disabled": true``; ConfigError when malformed."""
+
+    def fail(message: str, key: str) -> ConfigError:
+        dotted = f"mcpServers.{name}.{key}" if key else f"mcpServers.{name}"
+        return ConfigError(f"MCP server {name!r}: {message}", file=str(path), key=dotted)
+
+    if not name.strip():
+        raise fail("a server name must not be empty", "")
+    if not isinstance(entry, dict):
+        raise fail("expected an object", "")
+    if entry.get("disabled") is True:
+        return None  # switched off in the file: quietly not there (the entry may be partial)
+    values: dict[str, Any] = {"name": name}
+    for key, value in entry.items():
+        kind = _FIELDS.get(key)
+        if key == "disabled" and value is False:
+            continue
+        if kind is None or key == "name":
+            warnings.append(f"{path}: unknown key mcpServers.{name}.{key} (ignored)")
+            continue
+        layer = Layer(str(path), {}, "", path)
+        try:
+            values[key] = check_type(layer, "", key, value, kind)
+        except ConfigError as exc:
+            raise fail(exc.detail, key) from None
+    return _build(values, str(path), fail)
 
 
 def merge_servers(*groups: list[McpServerConfig]) -> list[McpServerConfig]:

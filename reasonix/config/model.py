@@ -6,6 +6,7 @@ classes only hold effective values with their documented defaults (CFG-8).
 
 from __future__ import annotations
 
+from reasonix.config.claude_settings import RuleOrigin
 from reasonix.config.hooks import HookSpec
 from reasonix.config.trust import WorkspaceTrust
 from reasonix.errors import ConfigError
@@ -222,6 +223,9 @@ class Config:
     ui: UiConfig = field(default_factory=UiConfig)
     mcp_servers: list[McpServerConfig] = field(default_factory=list)
     hooks: list[HookSpec] = field(default_factory=list)  # user scope first, then project
+    # every permission rule with the file (and line) that declared it, lowest precedence
+    # first, those left out included (``reasonix permission list``)
+    permission_rules: list[RuleOrigin] = field(default_factory=list)
     # dotted key -> where its effective value came from ("flag", a file path, "default")
     sources: dict[str, str] = field(default_factory=dict)
     # ${VAR} values from the project .env (never exported, never provider keys; CFG-7)

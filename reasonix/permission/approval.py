@@ -11,10 +11,11 @@ read and the user can act on. Session grants live in memory only (D3).
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import os
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 
 from reasonix.errors import ConfigError, ReasonixError
 from reasonix.lazy import dataclass, field
@@ -107,8 +108,15 @@ class Gate:
     persist: Callable[[str], None] | None = None
     session_rules: list[str] = field(default_factory=list)
     preview: Callable[[str], str] | None = None  # the rule simulator, for "always" answers
+    # A command's ``allowed-tools`` while the turn it started runs (:meth:`for_turn`).
+    turn_rules: tuple[str, ...] = ()
     # Tool workers may call check() concurrently; prompts and grants are serialised.
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+    # (policy, turn_rules, both together): rebuilt when a grant or a mode change replaced
+    # the policy or another turn's rules came
+    _turn_policy: tuple[Policy, tuple[str, ...], Policy] | None = field(
+        default=None, repr=False, compare=False
+    )
 
     @property
     def headless(self) -> bool:
@@ -121,6 +129,32 @@ class Gate:
         if canonical not in self.session_rules:
             self.session_rules.append(canonical)
             self.policy = self.policy.with_allow([canonical])
+
+    @contextlib.contextmanager
+    def for_turn(self, rules: Iterable[str]) -> Iterator[None]:
+        """Allow ``rules`` until the block ends (a command's ``allowed-tools``, one turn).
+
+        They are allow rules like any other: an explicit deny or ask rule, a protected
+        file or a secret still wins over them. Grants and mode changes made meanwhile
+        stay; only these rules go when the block ends.
+        """
+        canonical = tuple(parse_rule(r).text for r in rules)
+        previous, self.turn_rules = self.turn_rules, canonical
+        try:
+            yield
+        finally:
+            self.turn_rules = previous
+
+    def _policy(self) -> Policy:
+        """The policy in force for one call: with the turn's rules while a turn has some."""
+        rules = self.turn_rules
+        if not rules:
+            return self.policy
+        cached = self._turn_policy
+        if cached is None or cached[0] is not self.policy or cached[1] != rules:
+            cached = (self.policy, rules, self.policy.with_allow(rules))
+            self._turn_policy = cached
+        return cached[2]
 
     def check(
         self,
@@ -139,11 +173,11 @@ class Gate:
         decision Ask, for the caller to hand to the tool (one prompt, not two).
         """
         if self_gated:
-            verdict = self.policy.evaluate(tool_name, True, args)  # True: skip the fallback
+            verdict = self._policy().evaluate(tool_name, True, args)  # True: skip the fallback
             if verdict.decision is Decision.DENY:
                 return GateOutcome(False, f"denied: {verdict.reason}", Decision.DENY)
             return GateOutcome(True, verdict.reason, verdict.decision)
-        verdict = self.policy.evaluate(tool_name, read_only, args)
+        verdict = self._policy().evaluate(tool_name, read_only, args)
         if is_escape_request(tool_name, args) and verdict.decision is not Decision.DENY:
             # The retry outside the sandbox is asked by the tool itself, always and only as a
             # fresh human question (EscapeGate): no rule or mode decides it here, and the
@@ -161,7 +195,7 @@ class Gate:
             return GateOutcome(False, headless_message(verdict), Decision.ASK)
         with self._lock:
             # Re-evaluate: a grant made while we waited for the lock may cover this call.
-            verdict = self.policy.evaluate(tool_name, read_only, args)
+            verdict = self._policy().evaluate(tool_name, read_only, args)
             if verdict.decision is not Decision.ASK:
                 return GateOutcome(
                     verdict.decision is Decision.ALLOW, verdict.reason, verdict.decision

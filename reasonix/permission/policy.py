@@ -49,7 +49,10 @@ __all__ = [
 
 # Workspace files whose edit could widen the agent's own permissions or run code
 # on the next git command; other protected files (the user config) are passed in.
-PROTECTED_IN_WORKSPACE = ("reasonix.toml", ".mcp.json", ".git/hooks", ".git/config")
+PROTECTED_IN_WORKSPACE = (
+    "reasonix.toml", ".mcp.json", ".git/hooks", ".git/config",
+    ".claude/settings.json", ".claude/settings.local.json",  # rules, modes, hooks (issue 35)
+)  # fmt: skip
 
 
 @dataclass(frozen=True)

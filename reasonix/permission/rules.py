@@ -72,6 +72,10 @@ FAMILIES: dict[str, frozenset[str]] = {
     "Grep": frozenset({"grep"}),
     "Glob": frozenset({"glob"}),
     "LS": frozenset({"ls"}),
+    # Claude Code's names for one tool each (rules from .claude/settings*.json)
+    "MultiEdit": frozenset({"multi_edit"}),
+    "NotebookEdit": frozenset({"notebook_edit"}),
+    "NotebookRead": frozenset({"notebook_read"}),
 }
 
 # Which argument carries the subject a specifier is matched against, per family / tool.
@@ -85,6 +89,9 @@ _FAMILY_SUBJECT: dict[str, SubjectKind] = {
     "WebSearch": "query",
     "Grep": "pattern",
     "Glob": "pattern",
+    "MultiEdit": "path",
+    "NotebookEdit": "path",
+    "NotebookRead": "path",
 }
 _TOOL_SUBJECT: dict[str, SubjectKind] = {
     "bash": "command",

@@ -161,7 +161,7 @@ class Manager:
             out["text"] = "this is a browser session: close the tab to leave (the session is saved)"
         target.hub.publish(target.status())
         if result.prompt:
-            target.start_turn(result.prompt, self.build_lock, lambda: None)
+            target.start_turn(result.prompt, self.build_lock, lambda: None, result.turn)
             out["started"] = True
         return out
 

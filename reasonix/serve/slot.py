@@ -36,6 +36,8 @@ TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-
 if TYPE_CHECKING:
     from typing import Any
 
+    from reasonix.command.api import CommandTurn
+
 __all__ = ["Busy", "Slot"]
 
 
@@ -210,8 +212,16 @@ class Slot:
                 "currency": currency, "requests": len(tele.per_request)}  # fmt: skip
 
     # -- turns ------------------------------------------------------------------------
-    def start_turn(self, text: str, build_lock: threading.Lock, done: Callable[[], None]) -> None:
-        """Run ``text`` as the next user turn on a new thread; Busy while one runs."""
+    def start_turn(
+        self,
+        text: str,
+        build_lock: threading.Lock,
+        done: Callable[[], None],
+        command: CommandTurn | None = None,
+    ) -> None:
+        """Run ``text`` as the next user turn on a new thread; Busy while one runs.
+
+        ``command``: the CommandTurn of a command file (its allowed-tools, shell lines)."""
         with self.lock:
             if self.busy:
                 raise Busy(
@@ -225,21 +235,31 @@ class Slot:
             self.cancel = cancel
             self.base = (len(rt.session.records()), self.hub.head)
             self.turn = threading.Thread(
-                target=self._run, args=(rt, text, cancel, done), name=f"serve-turn-{self.id}",
+                target=self._run, args=(rt, text, cancel, done, command),
+                name=f"serve-turn-{self.id}",
                 daemon=True,
             )  # fmt: skip
             self.hub.publish({"type": "user", "text": text})
             self.hub.publish({"type": "turn", "state": "start"})
             self.turn.start()
 
-    def _run(self, rt: Runtime, text: str, cancel: Cancel, done: Callable[[], None]) -> None:
+    def _run(
+        self,
+        rt: Runtime,
+        text: str,
+        cancel: Cancel,
+        done: Callable[[], None],
+        command: CommandTurn | None = None,
+    ) -> None:
+        from reasonix.boot.command_turn import run_turn
+
         publish = self.hub.publish
         reason = "error"
         try:
             expanded, notices = self.command_registry().expand(text)
             for note in notices:
                 publish({"type": "notice", "kind": "reference", "text": note})
-            for event in rt.runner.run(expanded, cancel):
+            for event in run_turn(rt, expanded, cancel, command):
                 if isinstance(event, ApprovalRequested):
                     self._ask(event, cancel)
                     continue

@@ -89,8 +89,9 @@ def test_post_tool_use_sees_the_result_on_stdin(ws: Path) -> None:
         _run(ws, "read a.txt")
     payload = json.loads(seen.read_text())
     assert payload["hook_event_name"] == "PostToolUse" and payload["tool_name"] == "Read"
-    assert payload["tool_input"]["file_path"] == "a.txt"
-    assert "alpha beta" in payload["tool_response"]["content"]
+    assert payload["tool_input"]["file_path"] == str(ws / "a.txt")  # absolute, as Claude's
+    assert payload["tool_input"]["path"] == "a.txt"  # our own name, as the model wrote it
+    assert payload["tool_response"]["file"]["content"] == "alpha beta\n"  # Read's shape
     assert payload["session_id"] and payload["cwd"] == str(ws)
 
 

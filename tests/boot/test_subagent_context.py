@@ -209,7 +209,7 @@ def test_inline_skills_load_their_body_and_files(ws: Path) -> None:
     ]
     srv = _turn(ws, script, "go")
     loaded = results(srv.requests[1])[-1]
-    assert "Use four spaces." in loaded and "Arguments: for a.py" in loaded
+    assert "Use four spaces." in loaded and "ARGUMENTS: for a.py" in loaded
     assert "- references/naming.md" in loaded
     assert results(srv.requests[2])[-1] == "snake_case everywhere\n"
     assert "- style — house style" in first_user(srv.requests[0])

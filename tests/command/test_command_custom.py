@@ -216,17 +216,19 @@ def test_precedence_collisions_and_completion(runtime: Runtime, tmp_path: Path) 
     assert any("help.md" in n and "built-in" in n for n in reg.notices)
     assert any("mcp__x__y.md" in n for n in reg.notices)
     described = dict(reg.names())
-    assert described["/git:commit"] == "commit" and "/review" in described
+    # a sub-folder command is /commit with its folder as a label; /git:commit is an alias
+    assert described["/commit"] == "commit (git)" and "/review" in described
+    assert "/git:commit" not in described and reg.run("/commit").prompt == "Commit"
     review = reg.get("review")
     assert review is not None and review.argument_hint == "<file>" and review.kind == "project"
     assert reg.complete("/rev")[0].description.startswith("<file>")
-    assert [c.text for c in reg.complete("/gi")] == ["/git:commit"]
+    assert [(c.text, c.description) for c in reg.complete("/comm")] == [("/commit", "commit (git)")]
     assert [(c.text, c.description) for c in reg.complete("/git:")] == [("/git:commit", "commit")]
     assert [c.text for c in reg.complete("/effort h")] == ["/effort high"]
     assert [c.text for c in reg.complete("/memory se")] == ["/memory search"]
     help_text = reg.run("/help").text
     assert help_text.index("project commands:") < help_text.index("your commands:")
-    assert "/git:commit" in reg.run("/help git:commit").text
+    assert "/commit" in reg.run("/help commit").text
 
 
 def test_line_classification_and_files_added_later(runtime: Runtime) -> None:

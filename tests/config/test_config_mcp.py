@@ -93,8 +93,9 @@ def test_json_errors_name_file_and_line(tmp_path: Path) -> None:
     assert info.value.line == 3
     assert str(path) in str(info.value)
     write(tmp_path / ".mcp.json", '{"mcpServers": {"a": {"type": "ws", "url": "u"}}}')
-    with pytest.raises(ConfigError, match="ws"):
-        load(tmp_path)
+    cfg = load(tmp_path)  # a bad entry only skips itself (issue 35)
+    assert cfg.mcp_servers == []
+    assert any(str(path) in w and "'a' skipped" in w and "ws" in w for w in cfg.warnings)
 
 
 def test_no_expansion_at_load_then_expand_server(tmp_path: Path) -> None:
@@ -114,3 +115,53 @@ def test_no_expansion_at_load_then_expand_server(tmp_path: Path) -> None:
         expand_server(server, {"ROOT": "/w"})
     assert "GH_TOKEN" in str(info.value)
     assert "'gh'" in str(info.value)
+
+
+def test_one_bad_mcp_json_server_skips_only_itself(tmp_path: Path) -> None:
+    """Issue 35, item 8: as Claude Code does, a bad or unresolvable ``.mcp.json`` server is
+    left out with a warning naming it and the file; ``"disabled": true`` is skipped quietly.
+    The entries are in the ``mcpServers`` shape Claude Code documents (code.claude.com/docs/
+    en/mcp, "Project scope")."""
+    path = write(
+        tmp_path / ".mcp.json",
+        json.dumps(
+            {
+                "mcpServers": {
+                    "files": {"command": "npx", "args": ["-y", "some-fs-server", "."]},
+                    "grpc": {"type": "grpc", "url": "http://127.0.0.1:9"},
+                    "github": {
+                        "type": "http",
+                        "url": "https://api.example.com/mcp",
+                        "headers": {"Authorization": "Bearer ${RX_SURELY_UNSET_TOKEN}"},
+                    },
+                    "db": {
+                        "command": "db-mcp",
+                        "env": {"URL": "${RX_SURELY_UNSET_DB:-sqlite://x}"},
+                    },
+                    "old": {"command": "old-server", "disabled": True},
+                    "half": {"disabled": True},
+                }
+            },
+            indent=2,
+        ),
+    )
+    cfg = load(tmp_path)
+    assert [s.name for s in cfg.mcp_servers] == ["files", "db"]
+    skipped = [w for w in cfg.warnings if "skipped" in w]
+    assert len(skipped) == 2, cfg.warnings
+    grpc = next(w for w in skipped if "'grpc'" in w)
+    assert grpc.startswith(f"{path}: MCP server 'grpc' skipped") and "unknown MCP transport" in grpc
+    github = next(w for w in skipped if "'github'" in w)
+    assert github.startswith(f"{path}: MCP server 'github' skipped")
+    assert "RX_SURELY_UNSET_TOKEN" in github and "headers.Authorization" in github
+    assert not any("'old'" in w or "'half'" in w for w in cfg.warnings)  # disabled: quiet
+
+
+def test_a_bad_server_in_our_own_toml_stays_an_error(tmp_path: Path) -> None:
+    write(tmp_path / ".mcp.json", '{"mcpServers": {"ok": {"command": "x"}}}')
+    write(
+        tmp_path / "reasonix.toml",
+        '[[mcp.servers]]\nname = "t"\ncommand = "y"\nenv = { A = "${RX_SURELY_UNSET_VAR}" }\n',
+    )
+    with pytest.raises(ConfigError, match="RX_SURELY_UNSET_VAR"):
+        load(tmp_path)

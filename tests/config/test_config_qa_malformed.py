@@ -71,8 +71,10 @@ def test_mcp_startup_timeout_must_be_positive(tmp_path: Path, value: str) -> Non
     (tmp_path / "reasonix.toml").unlink()
     json_value = "NaN" if value == "nan" else value
     doc = '{"mcpServers": {"s": {"command": "x", "startup_timeout_seconds": ' + json_value + "}}}"
-    message = _load_error(tmp_path, ".mcp.json", doc)
-    assert "mcpServers.s.startup_timeout_seconds" in message
+    (tmp_path / ".mcp.json").write_text(doc, encoding="utf-8")
+    cfg = load(tmp_path)  # one bad .mcp.json entry is skipped with a warning (issue 35)
+    assert cfg.mcp_servers == []
+    assert any("mcpServers.s.startup_timeout_seconds" in w for w in cfg.warnings)
 
 
 def test_mcp_json_without_servers_declares_none(tmp_path: Path) -> None:
@@ -86,11 +88,14 @@ def test_mcp_json_without_servers_declares_none(tmp_path: Path) -> None:
     assert any("mcpServers" in w for w in cfg.warnings)
 
 
-def test_mcp_json_entry_errors_name_the_server_key(tmp_path: Path) -> None:
-    message = _load_error(tmp_path, ".mcp.json", '{"mcpServers": {"a": "x"}}')
-    assert "'mcpServers.a'" in message
-    message = _load_error(tmp_path, ".mcp.json", '{"mcpServers": {"": {"command": "x"}}}')
-    assert "must not be empty" in message
+def test_mcp_json_entry_errors_name_the_server_and_file(tmp_path: Path) -> None:
+    # one bad entry is skipped with a warning naming it and the file; the others load
+    path = tmp_path / ".mcp.json"
+    path.write_text('{"mcpServers": {"a": "x", "": {"command": "x"}, "ok": {"command": "y"}}}')
+    cfg = load(tmp_path)
+    assert [s.name for s in cfg.mcp_servers] == ["ok"]
+    assert any(str(path) in w and "'a' skipped" in w and "object" in w for w in cfg.warnings)
+    assert any(str(path) in w and "must not be empty" in w for w in cfg.warnings)
 
 
 def test_bom_is_ignored_in_toml_and_mcp_json(tmp_path: Path) -> None:

@@ -38,7 +38,7 @@ def editable_problem(skill: Skill) -> str:
     if skill.scope == "builtin":
         return ""  # model/effort overrides only; the caller checks the flags
     if skill.scope not in EDITABLE_SCOPES:
-        return f"{skill.name} lives in a custom scope ({skill.path}); edit its SKILL.md directly"
+        return f"{skill.name} lives in a custom scope ({skill.path}); edit that file directly"
     if skill.has_resource_dirs():
         return (
             f"{skill.name} has references/ or scripts/ — a rich skill; edit {skill.path} "

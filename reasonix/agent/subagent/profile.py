@@ -56,6 +56,8 @@ CLAUDE_TOOL_ALIASES = {
     "bash": "bash", "edit": "edit_file", "multiedit": "multi_edit", "write": "write_file",
     "read": "read_file", "grep": "grep", "glob": "glob", "ls": "ls", "webfetch": "web_fetch",
     "todowrite": "todo_write", "notebookedit": "notebook_edit", "task": "task",
+    "bashoutput": "bash_output", "killshell": "kill_shell", "killbash": "kill_shell",
+    "notebookread": "read_file", "websearch": "web_search", "agent": "task", "skill": "run_skill",
 }  # fmt: skip
 
 

@@ -8,12 +8,21 @@ Discovery roots, in precedence order (the first skill of a name wins):
 4. ``~/.claude/skills`` (``claude-user``)
 5. the built-in skills (``builtin``; a user file of the same name replaces one)
 
-A skill is *inline* (its body is loaded into the conversation by ``run_skill``)
-or, with ``runAs: subagent`` in its frontmatter, a sub-agent *profile*
-(:mod:`.profile`). Files under the skill's ``references/`` and ``scripts/``
-folders are readable through ``run_skill``. The compact index — name, a
+A skill's identifier (its slug: what ``run_skill`` and ``/<slug>`` take) is its
+frontmatter ``name`` when that is a valid name, else its folder's name: Claude
+Code uses ``name`` as a display label only, and Anthropic's own plugins ship
+names such as ``Hook Development``, which are kept as the skill's :attr:`Skill.label`.
+
+A skill is *inline* (its body is loaded into the conversation by ``run_skill``,
+or made the turn's instructions when the user types ``/<slug>``) or, with
+``runAs: subagent`` in its frontmatter, a sub-agent *profile* (:mod:`.profile`).
+Every file of the skill's folder (``reference.md``, ``forms.md``,
+``scripts/x.py`` …; the shape of Anthropic's skills repository) is readable
+through ``run_skill``, and the loaded body names the folder, with
+``${CLAUDE_SKILL_DIR}`` replaced by it. The compact index — name, a
 ``[subagent]`` tag and a one-line description — is part of the stable prefix;
-``invocation: manual`` keeps a skill out of it (SUB-30).
+``invocation: manual`` and Claude's ``disable-model-invocation: true`` keep a
+skill out of it (SUB-30); ``user-invocable: false`` keeps it off the ``/`` menu.
 """
 
 from __future__ import annotations
@@ -33,8 +42,10 @@ __all__ = [
     "SkillSet",
     "discover",
     "read_resource",
+    "render_skill",
     "skill_index",
     "skill_roots",
+    "slug",
 ]
 
 MAX_SKILL_BYTES = 256 * 1024
@@ -44,6 +55,25 @@ INDEX_MAX_CHARS = 4000  # a large catalogue must not dominate the turn it rides 
 _LINE_WIDTH = 130
 _NAME_START = frozenset(ASCII_ALNUM)
 _NAME_CHARS = frozenset(ASCII_ALNUM + "_.-")
+SKILL_DIR_VAR = "${CLAUDE_SKILL_DIR}"  # Claude Code's name for the skill's folder in a body
+_ARGUMENTS = "$ARGUMENTS"
+
+
+def slug(text: str) -> str:
+    """A valid skill name made from ``text`` ("Hook Development" → ``hook-development``;
+    "" when nothing usable is left): runs of other characters become one ``-``."""
+    out: list[str] = []
+    for ch in text.strip().lower():
+        if ch in _NAME_CHARS:
+            out.append(ch)
+        elif out and out[-1] != "-":
+            out.append("-")
+    name = "".join(out).strip("-_.")
+    return name if valid_name(name) else ""
+
+
+def _flag(value: str) -> bool:
+    return value.strip().lower() in ("true", "yes", "1", "on")
 
 
 def valid_name(name: str) -> bool:
@@ -72,8 +102,29 @@ class Skill:
 
     @property
     def invocation(self) -> str:
-        """``manual`` keeps the skill out of the model-visible index; else ``auto``."""
-        return "manual" if self.meta.get("invocation", "").strip().lower() == "manual" else "auto"
+        """``manual`` keeps the skill out of the model-visible index; else ``auto``.
+
+        Claude Code's ``disable-model-invocation: true`` means the same here.
+        """
+        if self.meta.get("invocation", "").strip().lower() == "manual" or self.model_disabled:
+            return "manual"
+        return "auto"
+
+    @property
+    def model_disabled(self) -> bool:
+        """Claude's ``disable-model-invocation: true``: only the user may run it (``/<name>``)."""
+        return _flag(self.meta.get("disable-model-invocation", ""))
+
+    @property
+    def user_invocable(self) -> bool:
+        """False for Claude's ``user-invocable: false``: not offered as ``/<name>``."""
+        value = self.meta.get("user-invocable", "").strip().lower()
+        return value not in ("false", "no", "0", "off")
+
+    @property
+    def label(self) -> str:
+        """The display name: the frontmatter ``name`` as written (it may have spaces)."""
+        return self.meta.get("name", "").strip() or self.name
 
     @property
     def directory(self) -> Path | None:
@@ -81,22 +132,26 @@ class Skill:
         return Path(self.path).parent if self.path else None
 
     def resources(self, limit: int = 200) -> list[str]:
-        """Files under ``references/`` and ``scripts/``, relative to the skill folder."""
+        """Every file of the skill's folder but SKILL.md, relative to it (hidden ones left out).
+
+        Symlinked folders are not followed: what they hold may lie outside the skill.
+        """
         base = self.directory
         if base is None:
             return []
         out: list[str] = []
-        for sub in RESOURCE_DIRS:
-            root = base / sub
-            if not root.is_dir():
-                continue
-            for dirpath, dirnames, filenames in os.walk(root):
-                dirnames.sort()
-                for name in sorted(filenames):
-                    rel = Path(dirpath, name).relative_to(base)
-                    out.append(rel.as_posix())
-                    if len(out) >= limit:
-                        return out
+        root = os.path.realpath(base) + os.sep
+        for dirpath, dirnames, filenames in os.walk(base):
+            dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+            for name in sorted(filenames):
+                rel = Path(dirpath, name).relative_to(base)
+                if name.startswith(".") or rel.as_posix() == "SKILL.md":
+                    continue
+                if not os.path.realpath(Path(dirpath, name)).startswith(root):
+                    continue  # a symlink out of the folder: not the skill's, never readable
+                out.append(rel.as_posix())
+                if len(out) >= limit:
+                    return out
         return out
 
     def has_resource_dirs(self) -> bool:
@@ -174,7 +229,10 @@ def parse_skill(text: str, *, name: str, scope: str, path: str = "") -> Skill:
     meta, body = parse(text)
     wanted = meta.get("name", "").strip() or name
     if not valid_name(wanted):
-        raise FrontmatterError(f"name {wanted!r}: use letters, digits, '_', '-' and '.'")
+        # Claude's `name` is a label ("Hook Development"): the folder names the skill
+        wanted = name if valid_name(name) else slug(name)
+    if not wanted:
+        raise FrontmatterError(f"name {name!r}: use letters, digits, '_', '-' and '.'")
     description = " ".join(meta.get("description", "").split()) or first_line(body)
     return Skill(wanted, description, body.strip("\n") + "\n", scope, path, meta)
 
@@ -258,18 +316,85 @@ def skill_index(skills: Sequence[Skill]) -> str:
 
 
 def read_resource(skill: Skill, rel: str) -> str:
-    """The text of ``rel`` (under ``references/`` or ``scripts/``); ValueError otherwise."""
+    """The text of ``rel``, a file of the skill's folder; ValueError otherwise.
+
+    ``rel`` is relative to the folder (``reference.md``, ``scripts/fill.py``); the
+    folder's own absolute path and ``${CLAUDE_SKILL_DIR}/…`` are accepted too, since
+    the body the model read names files that way. Nothing outside the folder is read,
+    whatever a symlink inside it points at.
+    """
     base = skill.directory
     if base is None:
         raise ValueError(f"skill {skill.name!r} is built in and has no files")
+    rel = rel.strip()
+    for prefix in (SKILL_DIR_VAR + "/", str(base) + os.sep, str(base) + "/"):
+        rel = rel.removeprefix(prefix)
     parts = Path(rel).parts
-    if not parts or parts[0] not in RESOURCE_DIRS or ".." in parts or Path(rel).is_absolute():
+    if not parts or ".." in parts or Path(rel).is_absolute():
         raise ValueError(
-            f"file {rel!r}: give a path under references/ or scripts/ of the skill "
+            f"file {rel!r}: give a path inside the skill's folder "
             f"(it has: {', '.join(skill.resources()) or 'no files'})"
         )
     real = Path(os.path.realpath(base / rel))
-    allowed = [Path(os.path.realpath(base / d)) for d in RESOURCE_DIRS]
-    if not any(real == a or real.is_relative_to(a) for a in allowed):
-        raise ValueError(f"file {rel!r} leads outside the skill's folders")
+    root = Path(os.path.realpath(base))
+    if not real.is_relative_to(root) or real == root:
+        raise ValueError(f"file {rel!r} leads outside the skill's folder")
     return _read_text(real, MAX_RESOURCE_BYTES)
+
+
+def _arguments(body: str, text: str) -> tuple[str, bool]:
+    """``$ARGUMENTS`` and Claude's 0-based ``$ARGUMENTS[N]`` → ``text`` and its N-th word.
+
+    Bare ``$1`` is left alone: skill bodies are full of shell examples that use it.
+    Returns the new body and whether a placeholder was there.
+    """
+    if _ARGUMENTS not in body:
+        return body, False
+    from reasonix.command.args import split_args
+
+    words = split_args(text) if text else []
+    out: list[str] = []
+    rest = body
+    while (at := rest.find(_ARGUMENTS)) >= 0:
+        out.append(rest[:at])
+        rest = rest[at + len(_ARGUMENTS) :]
+        close = rest.find("]")
+        if rest.startswith("[") and close > 1 and rest[1:close].isdigit():
+            index = int(rest[1:close])
+            out.append(words[index] if index < len(words) else "")
+            rest = rest[close + 1 :]
+        else:
+            out.append(text)
+    out.append(rest)
+    return "".join(out), True
+
+
+def render_skill(skill: Skill, arguments: str = "") -> str:
+    """An inline skill as instructions to follow: its body with ``${CLAUDE_SKILL_DIR}`` and
+    ``$ARGUMENTS`` filled in, its folder and its files. ``run_skill`` returns this, and
+    ``/<name> ARGS`` sends it as the turn (appending the arguments when the body has no
+    ``$ARGUMENTS``, as Claude Code does)."""
+    base = skill.directory
+    body = skill.body.rstrip()
+    if base is not None:
+        body = body.replace(SKILL_DIR_VAR, str(base))
+    text = arguments.strip()
+    body, used = _arguments(body, text)
+    head = f'<skill name="{skill.name}"'
+    if skill.label != skill.name:
+        head += f' label="{skill.label}"'
+    out = [f'{head} dir="{base}">' if base is not None else head + ">", body, "</skill>"]
+    if text and not used:
+        out.append(f"ARGUMENTS: {text}")
+    if base is not None:
+        files = skill.resources()
+        out.append(
+            f"This skill's folder is {base} (its scripts run from there); "
+            + (
+                "read a file of it with run_skill(name, file=PATH):"
+                if files
+                else "it has no other files."
+            )
+        )
+        out += [f"- {f}" for f in files]
+    return "\n".join(out)

@@ -344,13 +344,14 @@ class TaskTool:
         ledger = Ledger(self.workspace)
         started = time.time()
         asker = self.ask if request.interactive else None
+        turn = _subagent_start(hooks, child, spec, turn)
         prose, reason, error = self._run_turn(child, turn, ledger, cancel.child(), asker, hooks)
-        for attempt in (False, True):  # SubagentStop may send the child back once
-            if hooks is None or not hooks.has("SubagentStop") or cancel.cancelled:
+        blocks = 0  # SubagentStop sends the child back, bounded as Claude bounds Stop
+        while hooks is not None and hooks.has("SubagentStop") and not cancel.cancelled:
+            got = hooks.run("SubagentStop", self._stop_fields(child, spec, blocks > 0, prose))
+            if not got.blocked or error or _capped(hooks, blocks):
                 break
-            got = hooks.run("SubagentStop", self._stop_fields(child, spec, attempt))
-            if not got.blocked or attempt or error:
-                break
+            blocks += 1
             again = f"[SubagentStop hook] {got.reason}"
             more = self._run_turn(child, again, ledger, cancel, asker, hooks)
             prose, reason, error = more[0] or prose, more[1], more[2]
@@ -380,13 +381,16 @@ class TaskTool:
         return outcome
 
     def _stop_fields(
-        self, child: ChildRuntime, spec: ProfileExecSpec, again: bool
+        self, child: ChildRuntime, spec: ProfileExecSpec, again: bool, last: str
     ) -> dict[str, Any]:
+        kind = spec.profile.name if spec.profile else "task"
         return {
             "stop_hook_active": again,
             "agent_id": str(getattr(child.session, "id", "")),
-            "agent_transcript_path": str(getattr(child.session, "path", "")),
-            "subagent_type": spec.profile.name if spec.profile else "task",
+            "agent_transcript_path": _claude_transcript(child, str(self.workspace)),
+            "agent_type": kind,
+            "subagent_type": kind,
+            "last_assistant_message": last,
         }
 
     def _capsule(
@@ -433,3 +437,40 @@ class TaskTool:
         if o.capsule is not None:
             out.append(f"capsule: {o.capsule.capsule_hash}")
         return out
+
+
+def _subagent_start(hooks: Any, child: ChildRuntime, spec: ProfileExecSpec, turn: str) -> str:
+    """SubagentStart hooks (matcher: the agent type); their context joins the child's task."""
+    if hooks is None or not hooks.has("SubagentStart"):
+        return turn
+    kind = spec.profile.name if spec.profile else "task"
+    fields = {"agent_id": str(getattr(child.session, "id", "")), "agent_type": kind}
+    got = hooks.run("SubagentStart", fields)
+    return turn + "\n\n" + got.context_text if got.context_text else turn
+
+
+def _capped(hooks: Any, blocks: int) -> bool:
+    """True (with a warning) when SubagentStop has blocked as often as a turn allows."""
+    from reasonix.agent.hooks import stop_block_cap
+
+    cap = stop_block_cap()
+    if not cap or blocks < cap:
+        return False
+    hooks.report(
+        f"sub-agent: a SubagentStop hook blocked the end {cap + 1} times in a row; the "
+        "sub-agent ends anyway (CLAUDE_CODE_STOP_HOOK_BLOCK_CAP raises the limit)"
+    )
+    return True
+
+
+def _claude_transcript(child: ChildRuntime, workspace: str) -> str:
+    """``agent_transcript_path``: the child's transcript in Claude's JSONL shape."""
+    from reasonix.agent.claude_transcript import ClaudeTranscript
+
+    session = getattr(child, "session", None)
+    if session is None or not hasattr(session, "records"):
+        return str(getattr(session, "path", ""))
+    try:
+        return str(ClaudeTranscript(session, workspace, sidechain=True).sync())
+    except OSError:
+        return str(getattr(session, "path", ""))

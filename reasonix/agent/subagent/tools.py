@@ -20,7 +20,7 @@ from reasonix.tool.base import FunctionTool
 from .claims import resolve_claim
 from .fleet import FleetItem, FleetPlan, preflight, run_fleet, summary
 from .profile import Profile, profile_from_skill
-from .skills import SkillSet, read_resource
+from .skills import SkillSet, read_resource, render_skill
 from .spawn import ChildOutcome, TaskTool
 from .spec import CapabilityGrant, ContextRequest, ProfileExecSpec, TaskSpec
 from .tool_schemas import DESCRIPTIONS, FLEET_MAX, FLEET_MIN, READ_ONLY, SCHEMAS
@@ -159,10 +159,12 @@ class _Entry:
         return ToolResult(summary(run_fleet(plan, run_item)))
 
     def run_skill(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        name = str(args.get("name") or "").strip().split(" ", 1)[0]
+        name = str(args.get("name") or "").strip().split(" ", 1)[0].removeprefix("/")
         skill = self.skills.get(name)
         if skill is None:
             raise ToolError(f"no skill named {name!r}; skills: {', '.join(self.skills.names())}")
+        if skill.model_disabled:  # Claude's disable-model-invocation: the user's to run
+            raise ToolError(f"{name} is run only by the user (/{name}), not by the model")
         if args.get("file"):
             try:
                 return ToolResult(read_resource(skill, str(args["file"])))
@@ -178,14 +180,7 @@ class _Entry:
                 ContextRequest(), "run_skill",
             )  # fmt: skip
             return _result(self._run(spec, ctx))
-        out = [f'<skill name="{skill.name}">', skill.body.rstrip(), "</skill>"]
-        if text:
-            out.append(f"Arguments: {text}")
-        files = skill.resources()
-        if files:
-            out.append("Files of this skill (read one with run_skill(name, file=…)): ")
-            out += [f"- {f}" for f in files]
-        return ToolResult("\n".join(out))
+        return ToolResult(render_skill(skill, text))
 
     def reads_only(self, args: dict[str, Any]) -> bool:
         """run_skill only reads when it loads an inline skill or a file, or runs a

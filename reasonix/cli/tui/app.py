@@ -310,14 +310,16 @@ class App:
         self.job = threading.Thread(target=target, args=(*args, self.cancel), daemon=True)
         self.job.start()
 
-    def _start_turn(self, prompt: str, shown: str) -> None:
+    def _start_turn(self, prompt: str, shown: str, command: Any = None) -> None:
         from .ingest import clean
 
         self.state.transcript.add(UserBlock(clean(shown)))
-        self._start_job("working", self._turn, prompt)
+        self._start_job("working", self._turn, prompt, command)
 
-    def _turn(self, prompt: str, cancel: Any) -> None:
+    def _turn(self, prompt: str, command: Any, cancel: Any) -> None:
+        """One turn; ``command``: a command file's CommandTurn (allowed-tools, shell lines)."""
         from reasonix.agent.events import ApprovalRequested, ToolStart
+        from reasonix.boot.command_turn import run_turn
 
         from .ingest import diff_for
 
@@ -327,7 +329,7 @@ class App:
             prompt, notices = self.commands.expand(prompt)
             for note in notices:
                 self.post("notice", note, "warn")
-            for event in self.rt.runner.run(prompt, cancel):
+            for event in run_turn(self.rt, prompt, cancel, command):
                 if isinstance(event, ApprovalRequested):
                     req = event.request
                     asked.add(call_key(req.tool_name, req.args))
@@ -461,7 +463,7 @@ class App:
                 ConfirmOverlay(clean(result.confirm), result.confirm_command)
             )
         elif result.prompt:
-            self._start_turn(result.prompt, line)
+            self._start_turn(result.prompt, line, result.turn)
         self._refresh_status()
 
     # -- start-up ------------------------------------------------------------------------
