@@ -59,13 +59,47 @@ def run_turn(
         yield from rt.runner.run(text, cancel)
         return
     trusted = turn.scope != "project" or bool(rt.config.trust.trusted)
-    if turn.model:
-        yield Notice(
-            "command",
-            f"{turn.command} asks for model {turn.model!r}; this session stays on "
-            f"{rt.resolved.ref} (a one-turn switch would drop the prompt cache twice; "
-            "/model switches for good)",
-        )
+    before = rt.resolved.ref
+    wanted = _command_model(rt, turn.model) if turn.model else None
+    if turn.model and wanted is None:
+        yield Notice("command", f"{turn.command} asks for model {turn.model!r}, which none of "
+                                f"your providers serves; this turn stays on {before}")  # fmt: skip
+    elif wanted is not None and wanted != before:
+        rt.switch_model(wanted)
+        yield Notice("command", f"{turn.command} runs on {wanted} as its frontmatter asks "
+                                f"(that model starts without a prompt cache); back to {before} "
+                                "after this turn")  # fmt: skip
+    try:
+        yield from _turn(rt, text, turn, trusted, cancel)
+    finally:
+        if rt.resolved.ref != before:
+            rt.switch_model(before)
+
+
+def _command_model(rt: Runtime, name: str) -> str | None:
+    """The model a command's ``model:`` names among the user's providers, or None.
+
+    A reference our resolver knows wins; Claude's aliases (``haiku``, ``sonnet``,
+    ``opus``) pick the first listed model whose name contains the alias.
+    """
+    from reasonix.errors import ConfigError
+
+    try:
+        return rt.config.resolve_model(name).ref
+    except ConfigError:
+        pass
+    alias = name.strip().lower()
+    if alias in ("haiku", "sonnet", "opus"):
+        for p in rt.config.providers:
+            for m in p.models:
+                if alias in m.lower() and (p.api_key or not p.api_key_env):
+                    return f"{p.name}/{m}"
+    return None
+
+
+def _turn(
+    rt: Runtime, text: str, turn: CommandTurn, trusted: bool, cancel: Cancel
+) -> Iterator[Event]:
     if turn.allow and not trusted:
         yield Notice("command", f"{turn.command}: allowed-tools not applied: the workspace "
                                 "is not trusted (`reasonix trust`)")  # fmt: skip

@@ -199,3 +199,32 @@ def test_an_untrusted_workspace_skips_its_commands_lines_not_the_users(ws: Path)
     assert any(n.startswith("/proj: 1 shell line(s) not run") for n in notes)
     assert any(n.startswith("/proj: allowed-tools not applied") for n in notes)
     assert (ws / "mine.txt").exists() and "[exit code 0]" in second  # the user's own command
+
+
+def test_a_commands_model_runs_its_turn_and_the_session_model_comes_back(ws: Path) -> None:
+    (ws / ".claude" / "commands" / "quick.md").write_text(
+        "---\ndescription: A quick answer\nmodel: fast-model\n---\nAnswer briefly.\n"
+    )
+    (ws / ".claude" / "commands" / "claude.md").write_text(
+        "---\ndescription: Claude's alias\nmodel: haiku\n---\nAnswer.\n"
+    )
+    script = [Turn.text_only("quick"), Turn.text_only("normal"), Turn.text_only("alias")]
+    with FakeServer("openai", script) as srv:
+        (ws / "reasonix.toml").write_text(
+            _provider(srv.url).replace('["fake-model"]', '["fake-model", "fast-model"]')
+        )
+        rt = build_runtime(RuntimeOptions(workspace=ws))
+        try:
+            commands = build_commands(rt)
+            quick = commands.run("/quick")
+            first = _drive(run_turn(rt, str(quick.prompt), Cancel(), quick.turn))
+            assert rt.resolved.ref == "fake/fake-model"  # back after the turn
+            _drive(run_turn(rt, "next", Cancel()))
+            alias = commands.run("/claude")
+            third = _drive(run_turn(rt, str(alias.prompt), Cancel(), alias.turn))
+        finally:
+            rt.close()
+        models = [r.json["model"] for r in srv.requests]
+    assert models == ["fast-model", "fake-model", "fake-model"]
+    assert any(isinstance(e, Notice) and "runs on fake/fast-model" in e.text for e in first)
+    assert any(isinstance(e, Notice) and "none of your providers" in e.text for e in third)
