@@ -89,7 +89,21 @@ def _scripted(args: argparse.Namespace) -> int:
                             workspace=Path.cwd()):  # fmt: skip
         print(f"wrote {path}")
     print(f"default model: {plan.provider}/{model}")
+    if args.local:
+        _trust_note()
     return 0
+
+
+def _trust_note() -> None:
+    """``--local`` wrote the provider into ./reasonix.toml: it applies once trusted."""
+    from reasonix.config.trust import decide
+
+    if not decide(Path.cwd())[0]:
+        print(
+            "note: this folder is not trusted yet, so a provider in its reasonix.toml at a new "
+            "host is left out until you trust it: run `reasonix trust` here (the chat asks)",
+            file=sys.stderr,
+        )
 
 
 # -- the interactive wizard ---------------------------------------------------------------
@@ -195,6 +209,8 @@ def wizard(*, local: bool = False) -> bool:
         print("\nsetup cancelled; nothing more was written")
         return False
     print(f"default model: {plan.provider}/{model} — run `reasonix` to start")
+    if local:
+        _trust_note()
     return True
 
 
