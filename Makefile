@@ -52,6 +52,7 @@ bench: build
 	-$(PY) bench/tokens.py
 	-$(PY) bench/tui.py
 	-$(PY) bench/serve.py
+	-$(PY) bench/usage.py
 
 clean:
 	rm -rf dist build .mypy_cache .ruff_cache .pytest_cache

@@ -51,6 +51,7 @@ ALLOWED: frozenset[str] = frozenset(
     reasonix.agent.instructions reasonix.agent.loop reasonix.agent.loss reasonix.agent.nudge
     reasonix.agent.oversize reasonix.agent.ports reasonix.agent.prompt reasonix.agent.session
     reasonix.agent.stream reasonix.agent.telemetry reasonix.agent.tokens reasonix.agent.window
+    reasonix.agent.spend
     reasonix.agent.coordinator reasonix.agent.coordinator.goal reasonix.agent.coordinator.host
     reasonix.agent.coordinator.plan reasonix.agent.coordinator.planmode
     reasonix.agent.coordinator.routing

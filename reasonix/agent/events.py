@@ -172,7 +172,8 @@ class Done:
     ``reason`` is ``complete`` (the model answered without tools),
     ``max_steps`` (the tool-round budget ran out), ``cancelled``, ``max_tokens``
     (the output limit cut the answer), ``refusal`` (the model or provider
-    declined) or ``content_filter`` (the provider's filter stopped it); the host adds
+    declined), ``content_filter`` (the provider's filter stopped it) or ``budget`` (a
+    spent budget ended the turn before its next request); the host adds
     ``plan_saved``, ``awaiting_approval``, ``goal_paused`` and ``goal_blocked``.
     """
 

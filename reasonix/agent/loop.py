@@ -56,7 +56,7 @@ from .ports import ContextLike, GateLike
 from .prompt import valid_text
 from .session import Session
 from .stream import StreamCancelled, stream_reply
-from .telemetry import Telemetry
+from .telemetry import Telemetry, usage_record
 
 TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:  # the hook runner exists only when hooks are configured
@@ -117,10 +117,15 @@ class Agent:
         # asked before every model request after a tool round: the name of a spent budget
         # ends the turn there ("budget"), e.g. a goal's (coordinator/host.py)
         self.before_request: Callable[..., str] | None = None
+        # True when a run budget is set (agent/spend.py): it is asked before a turn's
+        # first request too, so a spent budget sends nothing more
+        self.check_first_request = False
         # SessionStart's source for the next turn: None = this process's first turn
         # (startup or resume), "" = none; the runtime sets "clear"/"resume" on /new and
         # /resume, and ``compacted`` after a summary (source "compact")
         self.start_source: str | None = None
+        # the configured provider's name, for the transcript's usage records ("": unknown)
+        self.provider_name = ""
         self.compacted = False
         self._stop_blocks = 0  # Stop-hook blocks in a row with no tool call between
         self.tools = [ToolSchema(**s) for s in registry.schemas()]  # frozen for the session
@@ -173,7 +178,8 @@ class Agent:
             stop_hook_active = False
             last = ""
             while True:
-                spent = self.before_request() if self.before_request and steps else ""
+                ask = self.before_request and (steps or self.check_first_request)
+                spent = self.before_request() if ask and self.before_request else ""
                 if spent:
                     yield Notice("budget", f"the {spent} budget is spent; no further request")
                     raise _Stop("budget", last)
@@ -318,6 +324,7 @@ class Agent:
         if done is not None:
             for usage in getattr(done, "usage", ()):  # summary calls are paid for too
                 self.telemetry.add_usage(usage)
+                self._record_usage(usage)
             text = f"context {done.reason}: {done.tokens_before} -> {done.tokens_after} tokens"
             yield Notice("compaction", f"{text} ({done.status})")
             loss = getattr(done, "loss", None)
@@ -326,8 +333,13 @@ class Agent:
 
     def _observe(self, usage: Usage) -> None:
         self.telemetry.add_usage(usage)
+        self._record_usage(usage)
         if self.context is not None:
             self.context.observe_usage(usage.input_tokens)
+
+    def _record_usage(self, usage: Usage) -> None:
+        """One request's usage into the transcript: ``reasonix usage`` reads it offline."""
+        self.session.append(usage_record(usage, self.model, self.provider_name))
 
     def _searched(self, found: WebSearchCall) -> None:
         """A provider-side web search: into the transcript, beside the answer it informs."""

@@ -21,7 +21,15 @@ TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["DELEGATION_COUNTERS", "Cost", "Telemetry", "estimate_cost", "usage_fields"]
+__all__ = [
+    "DELEGATION_COUNTERS",
+    "USAGE_RECORD",
+    "Cost",
+    "Telemetry",
+    "estimate_cost",
+    "usage_fields",
+    "usage_record",
+]
 
 # Spec §3.17 / SUB-27: per-run delegation counters of `reasonix run --json`.
 DELEGATION_COUNTERS = (
@@ -68,6 +76,33 @@ def usage_fields(u: Usage) -> dict[str, Any]:
     if u.web_search_requests:
         out["server_tool_use"] = {"web_search_requests": u.web_search_requests}
     return out
+
+
+USAGE_RECORD = "usage"  # the transcript record of one model request's usage
+
+
+def usage_record(u: Usage, model: str, provider: str = "") -> dict[str, Any]:
+    """The transcript record of one request's usage (``reasonix usage`` sums these).
+
+    Counts keep the provider layer's meaning (``input`` is the whole prompt);
+    zero fields are left out so a transcript grows by a short line per request.
+    """
+    import time
+
+    rec: dict[str, Any] = {"type": USAGE_RECORD, "time": round(time.time(), 3), "model": model}
+    if provider:  # the model may change mid-session (-c --model): price by the one that ran
+        rec["provider"] = provider
+    for key, value in (
+        ("input", u.input_tokens),
+        ("output", u.output_tokens),
+        ("cache_read", u.cache_read_tokens),
+        ("cache_write", u.cache_write_tokens),
+        ("reasoning", u.reasoning_tokens),
+        ("web_search", u.web_search_requests),
+    ):
+        if value:
+            rec[key] = value
+    return rec
 
 
 def _num(price: Mapping[str, Any], key: str, fallback: float) -> float:

@@ -106,6 +106,7 @@ class RuntimeCommandHost:
             "context_used": used,
             "context_window": window,
             "compact_at": trigger,
+            "budget": rt.run_budget.remaining(total, rt.price),  # "" when no run budget is set
         }
 
     def new_session(self) -> str:

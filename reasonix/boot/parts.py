@@ -10,9 +10,10 @@ from pathlib import Path
 from reasonix.agent.budget import OutputBudget
 from reasonix.agent.memory.declared import MEMORY_TOOL_NAMES
 from reasonix.agent.session import Session
+from reasonix.agent.spend import RunBudget
 from reasonix.agent.window import ContextWindow
 from reasonix.config.model import Config, ResolvedModel
-from reasonix.errors import ConfigError
+from reasonix.errors import ConfigError, UsageError
 from reasonix.lazy import asdict
 from reasonix.tool import Registry, ToolContext
 
@@ -32,6 +33,7 @@ __all__ = [
     "build_registry",
     "context_for",
     "price_for_model",
+    "run_budget_for",
     "search_notice",
     "warm_modules",
     "window_for",
@@ -103,6 +105,24 @@ def price_for_model(resolved: ResolvedModel) -> dict[str, Any] | None:
         return dict(own)
     price = price_for(resolved.provider.name, resolved.model)
     return asdict(price) if price is not None else None
+
+
+def run_budget_for(cfg: Config, price: dict[str, Any] | None, child: bool) -> RunBudget:
+    """The run's budget from ``[agent] max_cost / max_tokens / max_minutes`` (flags included).
+
+    A cost budget over an unpriced model could never be counted: it is refused
+    at the start (UsageError) rather than never stopping.
+    """
+    a = cfg.agent
+    budget = RunBudget(a.max_cost, a.max_tokens, a.max_minutes * 60)
+    if a.max_cost > 0 and price is None and not child:
+        ref = cfg.default_resolved().ref
+        raise UsageError(
+            f"a cost budget (--max-cost / [agent] max_cost) needs a priced model, and {ref} "
+            "has no price: add one under its provider's `prices` table, or use "
+            "--max-tokens / --max-time instead"
+        )
+    return budget
 
 
 def window_for(resolved: ResolvedModel, provider: Any) -> ContextWindow:

@@ -59,6 +59,7 @@ from .parts import (
     context_for,
     hooks_for,
     price_for_model,
+    run_budget_for,
     search_notice,
     warm_modules,
     window_for,
@@ -144,6 +145,8 @@ class Runtime:
         self.session: Session = current[0]
         self.planner = planner  # the dedicated planner's parts (None: one model)
         self._holder = holder or HostHolder()
+        # issue 36: the run's budget; a sub-agent asks its parent's (boot/subagents.py)
+        self.run_budget = run_budget_for(config, self.price, child)
         self.agent: Agent = self._make_agent(self.session)
         self._first = first_turn(options)
         self.host: Host = self._make_host()
@@ -259,6 +262,12 @@ class Runtime:
             hooks=self.hooks if self.options.child is None else None,  # SubagentStop instead
         )
         agent.turn_notices = self.drift
+        agent.provider_name = resolved.provider.name  # usage records price by provider + model
+        if self.options.child is None and self.run_budget.active:
+            agent.before_request = self.run_budget.check(
+                lambda: self.agent.telemetry.total, lambda: self.price
+            )
+            agent.check_first_request = True
         return agent
 
     def _make_host(self) -> Host:

@@ -152,6 +152,48 @@ SPEC: dict[str, object] = {
             "suppress": False,
         },
         {
+            "dest": "max_cost",
+            "options": [
+                "--max-cost",
+            ],
+            "kind": "store",
+            "nargs": None,
+            "const": None,
+            "default": None,
+            "type": None,
+            "choices": None,
+            "group": None,
+            "suppress": False,
+        },
+        {
+            "dest": "max_tokens",
+            "options": [
+                "--max-tokens",
+            ],
+            "kind": "store",
+            "nargs": None,
+            "const": None,
+            "default": None,
+            "type": "int",
+            "choices": None,
+            "group": None,
+            "suppress": False,
+        },
+        {
+            "dest": "max_time",
+            "options": [
+                "--max-time",
+            ],
+            "kind": "store",
+            "nargs": None,
+            "const": None,
+            "default": None,
+            "type": None,
+            "choices": None,
+            "group": None,
+            "suppress": False,
+        },
+        {
             "dest": "dir",
             "options": [
                 "--dir",

@@ -283,7 +283,23 @@ def _turn(setup: Runtime, text: str, command: CommandTurn | None = None) -> bool
     if turn.per_request:
         line = f"[this turn: {turn.summary_line(setup.price)}]"
         print(f"\033[2m{line}\033[0m" if _tty() else line)
+    if view.reason == "budget":
+        _offer_grant(setup)
     return True
+
+
+def _offer_grant(setup: Runtime) -> None:
+    """A run budget is spent (issue 36): y grants the same amount again, anything else not."""
+    budget, total = setup.run_budget, setup.telemetry.total
+    try:
+        answer = input("the run budget is spent; grant the same amount again? [y/N] ")
+    except (EOFError, KeyboardInterrupt):
+        answer = ""
+    if answer.strip().lower() in ("y", "yes"):
+        budget.grant(total, setup.price)
+        print(f"[{budget.remaining(total, setup.price)}; send a message to go on]")
+    else:
+        print("[no more budget granted; raise it with --max-cost/--max-tokens/--max-time]")
 
 
 def _tty() -> bool:
@@ -296,6 +312,7 @@ class _View:
     def __init__(self) -> None:
         self.mid_line = False
         self.thinking = False
+        self.reason = ""  # the turn's Done reason ("budget": a run budget is spent)
 
     def _newline(self) -> None:
         if self.mid_line:
@@ -341,6 +358,7 @@ class _View:
             print(printable(f"[{event.text}]"))
         elif isinstance(event, Done):
             self._newline()
+            self.reason = event.reason
         elif isinstance(event, Error):
             self._newline()
             print(printable(f"error: {event.message}"), file=sys.stderr)

@@ -29,6 +29,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "serve": ("reasonix.cli.serve_cmd", "browser frontend over HTTP (see docs/SERVE.md)"),
     "acp": ("reasonix.cli.acp_cmd", "Agent Client Protocol agent on stdio (editors)"),
     "subagent": ("reasonix.cli.subagent_cmd", "list, show, try, run and edit sub-agent profiles"),
+    "usage": ("reasonix.cli.usage_cmd", "tokens and cost of recorded sessions (offline report)"),
 }
 
 # Commands of DESIGN.md §4 that later issues implement: name -> (help, area).

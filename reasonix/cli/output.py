@@ -159,11 +159,17 @@ class EventLog:
 
 
 # max_tokens: the answer is there, cut at the output limit; the subtype says so (issue 33)
+# budget: a run budget (--max-cost/--max-tokens/--max-time) is spent, state saved (issue 36)
 _OK_REASONS = frozenset(
-    {"complete", "plan_saved", "awaiting_approval", "goal_paused", "max_tokens"}
+    {"complete", "plan_saved", "awaiting_approval", "goal_paused", "max_tokens", "budget"}
 )
 # subtypes beyond success / error_during_execution, by stop reason
-_SUBTYPES = {"max_tokens": "truncated", "refusal": "refused", "content_filter": "filtered"}
+_SUBTYPES = {
+    "max_tokens": "truncated",
+    "refusal": "refused",
+    "content_filter": "filtered",
+    "budget": "budget_exhausted",
+}
 
 
 @dataclass
@@ -172,7 +178,8 @@ class RunOutcome:
 
     result: str = ""
     # complete | max_steps | cancelled | error | plan_saved | awaiting_approval |
-    # goal_paused | goal_blocked | plan_rejected | max_tokens | refusal | content_filter
+    # goal_paused | goal_blocked | plan_rejected | max_tokens | refusal | content_filter |
+    # budget
     reason: str = ""
     error: str = ""
     error_type: str = ""

@@ -16,10 +16,18 @@ TYPE_CHECKING = False  # not typing's: the chat view's first frame does not wait
 
 if TYPE_CHECKING:
     import argparse
+    from typing import Any
 
     from reasonix.boot import Runtime, RuntimeOptions
 
-__all__ = ["PERMISSION_MODES", "add_run_flags", "build", "options_from_args", "read_prompt"]
+__all__ = [
+    "PERMISSION_MODES",
+    "add_run_flags",
+    "budget_overrides",
+    "build",
+    "options_from_args",
+    "read_prompt",
+]
 
 # Kept here (not imported from boot) so `--help` does not import the runtime.
 PERMISSION_MODES = (
@@ -33,6 +41,11 @@ def add_run_flags(parser: argparse.ArgumentParser) -> None:
     add("--model", help="model reference: provider, provider/model or a model name")
     add("--effort", help="reasoning effort hint (low, medium, high)")
     add("--max-steps", type=int, metavar="N", help="tool-round budget (0 = automatic, 200)")
+    add("--max-cost", metavar="USD",
+        help="stop the run when its cost reaches USD (a priced model only)")  # fmt: skip
+    add("--max-tokens", type=int, metavar="N",
+        help="stop the run when its input + output tokens reach N")  # fmt: skip
+    add("--max-time", metavar="DURATION", help="stop the run after DURATION (90s, 10m, 1h)")
     add("--dir", metavar="DIR", help="work in DIR instead of the current directory")
     add("--add-dir", action="append", default=[], metavar="DIR", help="extra writable directory")
     add(
@@ -116,7 +129,31 @@ def options_from_args(args: argparse.Namespace, *, interactive: bool) -> Runtime
         goal=getattr(args, "goal", None),
         approve_plan=bool(getattr(args, "approve_plan", False)),
         trust=True if getattr(args, "trust", False) else None,
+        overrides=budget_overrides(args),
     )
+
+
+def budget_overrides(args: argparse.Namespace) -> dict[str, Any]:
+    """``--max-cost/--max-tokens/--max-time`` as ``[agent]`` keys of the flag layer (issue 36)."""
+    out: dict[str, Any] = {}
+    cost, tokens, limit = (getattr(args, k, None) for k in ("max_cost", "max_tokens", "max_time"))
+    if cost is not None:  # a string: the argument catalogue holds str and int types only
+        try:
+            amount = float(cost)
+        except ValueError:
+            raise UsageError(f"--max-cost {cost}: expected an amount, e.g. 0.50") from None
+        if not amount > 0 or amount == float("inf"):
+            raise UsageError(f"--max-cost {cost}: it must be more than zero")
+        out["agent.max_cost"] = amount
+    if tokens is not None:
+        if tokens <= 0:
+            raise UsageError(f"--max-tokens {tokens}: it must be more than zero")
+        out["agent.max_tokens"] = int(tokens)
+    if limit is not None:
+        from reasonix.agent.spend import parse_duration
+
+        out["agent.max_minutes"] = parse_duration(str(limit)) / 60
+    return out
 
 
 def build(args: argparse.Namespace, *, interactive: bool) -> Runtime:

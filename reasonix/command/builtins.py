@@ -68,6 +68,8 @@ def format_status(s: dict[str, Any]) -> str:
         ),
         ("cost", str(s.get("cost") or "unknown (no price for this model)")),
     ]
+    if s.get("budget"):  # a run budget is set (issue 36): what is left of it
+        rows.append(("budget", str(s["budget"]).removeprefix("budget ")))
     window = s.get("context_window") or 0
     used = s.get("context_used") or 0
     share = f" ({used / window:.0%})" if window else ""

@@ -94,6 +94,7 @@ class ClaudePermissions:
     directories: list[str] = field(default_factory=list)  # absolute
     mode: str = ""  # our name; "" = not set
     mode_written: str = ""
+    status_command: str = ""  # statusLine.command ("" = not set)
 
 
 def settings_files(workspace: Path, user_home: Path | None = None) -> list[tuple[Path, bool]]:
@@ -161,23 +162,25 @@ def _read(path: Path) -> tuple[dict[str, Any], str] | None:
 def read_claude_permissions(
     path: Path, project: Path, warnings: list[str]
 ) -> ClaudePermissions | None:
-    """The ``permissions`` of one Claude Code settings file (None: no file or no such key).
+    """The ``permissions`` (and ``statusLine``) of one Claude Code settings file.
 
-    ``project`` anchors ``/p`` rule paths and relative ``additionalDirectories``.
-    A value of the wrong shape is skipped with a warning; the rest applies.
+    None: no file, or neither key. ``project`` anchors ``/p`` rule paths and
+    relative ``additionalDirectories``. A value of the wrong shape is skipped with
+    a warning; the rest applies.
     """
     found = _read(path)
     if found is None:
         return None
     data, text = found
+    file = str(path)
+    status = _status_command(data.get("statusLine"), file, warnings)
     perms = data.get("permissions")
     if perms is None:
-        return None
-    file = str(path)
+        return ClaudePermissions(file, status_command=status) if status else None
     if not isinstance(perms, dict):
         warnings.append(f"{file}: permissions is not an object (ignored)")
-        return None
-    out = ClaudePermissions(file)
+        return ClaudePermissions(file, status_command=status) if status else None
+    out = ClaudePermissions(file, status_command=status)
     key_at = {k: text.find(f'"{k}"') for k in (*RULE_LISTS, "additionalDirectories")}
     for kind in RULE_LISTS:
         for written in _strings(perms.get(kind), f"permissions.{kind}", file, warnings):
@@ -219,3 +222,16 @@ def _strings(value: Any, key: str, file: str, warnings: list[str]) -> list[str]:
     for bad in (v for v in value if not (isinstance(v, str) and v.strip())):
         warnings.append(f"{file}: {key}: {bad!r} is not a non-empty string (ignored)")
     return good
+
+
+def _status_command(value: Any, file: str, warnings: list[str]) -> str:
+    """``statusLine.command`` when it is a ``{"type": "command", "command": …}`` object."""
+    if value is None:
+        return ""
+    command = None
+    if isinstance(value, dict) and value.get("type", "command") == "command":
+        command = value.get("command")
+    if not isinstance(command, str) or not command.strip():
+        warnings.append(f'{file}: statusLine is not {{"type": "command", "command": …}} (ignored)')
+        return ""
+    return command.strip()

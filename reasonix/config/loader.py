@@ -63,6 +63,9 @@ SCALAR_KEYS: dict[str, dict[str, str]] = {
         "goal_token_budget": "int",
         "task_time_budget_minutes": "float",
         "goal_cost_budget": "float",
+        "max_cost": "float",
+        "max_tokens": "int",
+        "max_minutes": "float",
         "max_subagent_concurrency": "int",
         "max_parallel_writers": "int",
         "subagent_model": "str",
@@ -101,7 +104,7 @@ SCALAR_KEYS: dict[str, dict[str, str]] = {
         "max_connections": "int",
         "head_timeout_seconds": "float",
     },
-    "ui": {"confirm_cache_break": "bool"},
+    "ui": {"confirm_cache_break": "bool", "status_command": "str"},
 }
 # Lists that accumulate across layers instead of replacing: rules and paths
 # from the global file must survive a project file that adds its own.
@@ -141,7 +144,17 @@ def _validate(layer: Layer, table: str, key: str, value: Any) -> Any:
         raise bad(
             f"expected a number from 0 to 2 (leave it out for the vendor's default), got {value}"
         )
-    elif dotted in ("agent.goal_token_budget", "agent.goal_cost_budget") and value < 0:
+    elif (
+        dotted
+        in (
+            "agent.goal_token_budget",
+            "agent.goal_cost_budget",
+            "agent.max_cost",
+            "agent.max_tokens",
+            "agent.max_minutes",
+        )
+        and value < 0
+    ):
         raise bad(f"expected a number >= 0 (0 = no budget), got {value}")
     elif dotted == "serve.port" and not 0 <= value <= 65535:
         raise bad(f"expected a port number 0-65535 (0 = pick a free one), got {value}")
@@ -283,6 +296,9 @@ class _Merger:
                     "(readable and writable outside the workspace)"
                 )
                 self.set(layer, "sandbox", "allow_write", found.directories, item=text)
+            if found.status_command:
+                text = f"statusLine.command = {found.status_command!r} (runs this command)"
+                self.set(layer, "ui", "status_command", found.status_command, item=text)
         finally:
             self.guard = None
 

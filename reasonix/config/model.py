@@ -126,6 +126,10 @@ class AgentConfig:
     goal_token_budget: int = 0
     task_time_budget_minutes: float = 0.0  # 0 or negative (legacy) = no time boundary
     goal_cost_budget: float = 0.0  # in the model price's currency
+    # Run budgets (issue 36): every run and chat session; 0 = no limit
+    max_cost: float = 0.0  # in the model price's currency
+    max_tokens: int = 0  # input + output tokens, sub-agents included
+    max_minutes: float = 0.0  # wall time
     # sub-agents (SUB-5, SUB-6): the session scheduler and the child model/effort defaults
     max_subagent_concurrency: int = 6
     max_parallel_writers: int = 3
@@ -187,6 +191,7 @@ class UiConfig:
     """``[ui]``: how the chat views behave."""
 
     confirm_cache_break: bool = True  # ask before /model, /effort … drop the prompt cache
+    status_command: str = ""  # a shell command whose first output line joins the footer
 
 
 @dataclass

@@ -147,6 +147,8 @@ def scalar_item(dotted: str, value: Any, current: Any) -> str | None:
         return f"serve.host = {value!r} (the browser UI reachable from other machines)"
     if dotted == "serve.auth_mode" and value == "none" and current != "none":
         return "serve.auth_mode = 'none'"
+    if dotted == "ui.status_command" and value and value != current:
+        return f"ui.status_command = {value!r} (runs this command for the status line)"
     if dotted == "serve.behind_proxy" and value and not current:
         return "serve.behind_proxy = true"
     return None

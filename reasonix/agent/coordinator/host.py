@@ -28,6 +28,7 @@ from reasonix.provider.types import Usage
 
 from ..events import Done, Error, Event, Notice, Phase, StepStart, ToolEnd, ToolStart, UsageReport
 from ..loop import Agent
+from ..spend import combine
 from ..telemetry import estimate_cost
 from .goal import REPLAN_AFTER, Budgets, Goal, GoalBook, counts_as_evidence, evidence_key
 from .plan import Plan, PlanBook, approved_text, ask_approval, handoff_text
@@ -371,7 +372,9 @@ class Host:
             watch = _TurnWatch(self.goals.seen, self._price)
             turn = self._turn(decision, cancel)
             terminal: Event | None = None
-            self.agent.before_request = self._budget_check(goal, watch, started, tokens_before)
+            run_budget = self.agent.before_request  # a run budget applies too (issue 36)
+            goal_budget = self._budget_check(goal, watch, started, tokens_before)
+            self.agent.before_request = combine(run_budget, goal_budget)
             try:
                 while True:
                     event = next(turn)
@@ -380,7 +383,7 @@ class Host:
             except StopIteration as stop:
                 terminal = stop.value
             finally:
-                self.agent.before_request = None
+                self.agent.before_request = run_budget
             self.plan_mode.end_turn()  # the approval window never spans turns
             watch.tokens = self._tokens() - tokens_before  # sub-agents' spend is the goal's too
             self._account(goal, watch, time.monotonic() - started)

@@ -28,6 +28,7 @@ except ImportError:  # an interpreter without CPython's C queue
     from queue import Empty, SimpleQueue  # type: ignore[assignment]
 
 from .control import Controls
+from .facts import complete_ref, complete_slash
 from .guard import Diverted, call_key, install_signals, report_crash, restore_signals
 from .screen import Screen
 from .state import (
@@ -92,8 +93,8 @@ class App:
         self.first_mode = ""
         self.controls = Controls(
             self.state,
-            complete_slash=self._complete_slash,
-            complete_ref=self._complete_ref,
+            complete_slash=lambda prefix: complete_slash(self.commands, prefix),
+            complete_ref=lambda word: complete_ref(self.commands, word),
             remember=self._remember,
         )
         self.screen: Screen | None = None
@@ -104,6 +105,7 @@ class App:
         self._dirty = True
         self._last_paint = 0.0
         self._last_tick = 0.0
+        self.status_line: Any = None  # the user's status command (statusline.RuntimeStatusLine)
 
     # -- cross-thread posting ------------------------------------------------------
     def post(self, kind: str, *payload: Any) -> None:
@@ -237,6 +239,10 @@ class App:
             self._submit(action[1])
         elif kind == "command":
             self._start_command(action[1], echo=False)
+        elif kind == "grant-budget":  # the same amount again, from what is spent now
+            self.rt.run_budget.grant(self.rt.telemetry.total, self.rt.price)
+            self._refresh_status()
+            self._notice(f"granted: {self.state.status.budget}; send a message to go on")
 
     def _preview_rule(self, overlay: ApprovalOverlay, preview: Any) -> None:
         """Replay the "always" rule on the project's recorded calls (a thread: it reads
@@ -284,6 +290,7 @@ class App:
         nxt = cycle[(cycle.index(current) + 1) % len(cycle)] if current in cycle else cycle[0]
         try:
             self.state.status.mode = self.rt.set_mode(nxt)
+            self._refresh_status()  # the status command hears of the new mode
         except Exception as err:  # noqa: BLE001 - a refused mode is a notice
             self._notice(f"mode {nxt}: {err}", "error")
 
@@ -402,6 +409,11 @@ class App:
         if kind == "event":
             event, extra = payload
             apply_event(self.state, event, extra)
+            if getattr(event, "reason", None) == "budget" and type(event).__name__ == "Done":
+                question = "the run budget is spent; grant the same amount again?"
+                self.state.overlays.append(
+                    ConfirmOverlay(question, yes=("grant-budget",), title="budget spent")
+                )  # issue 36: y (or Enter) grants, n/Esc does not
             self._refresh_status()
         elif kind == "notice":
             self._notice(*payload)
@@ -414,6 +426,9 @@ class App:
         elif kind == "context":
             if self.state.status.context_used is None:
                 self.state.status.context_used = payload[0]
+        elif kind == "status-line":
+            self.state.status.script = payload[0]
+            self._dirty = True
         elif kind == "always-preview":
             self._confirm_always(*payload)
         elif kind == "boot-error":
@@ -518,6 +533,9 @@ class App:
             f"{what} session {rt.session.id} · /help for commands · Ctrl-D leaves"
         )
         t.blocks.insert(0, NoticeBlock(clean(banner), "notice"))
+        from .statusline import runner_for
+
+        self.status_line = runner_for(rt, lambda line: self.post("status-line", line))
         for note in [*rt.notices, *commands.notices]:
             t.add(NoticeBlock(clean(str(note)), "warn"))
         self._refresh_status()
@@ -528,42 +546,13 @@ class App:
             self._submit(self.pending.pop(0))  # one turn at a time: the rest stay in history
 
     def _refresh_status(self) -> None:
-        rt = self.rt
-        if rt is None:
+        if self.rt is None:
             return
-        from reasonix.agent.telemetry import estimate_cost
+        from .facts import refresh_facts
 
-        s = self.state.status
-        s.model, s.mode, s.session = rt.resolved.ref, rt.mode, rt.session.id
-        context = rt.context
-        if context is not None:
-            s.context_window = int(getattr(context, "context_window", 0) or 0)
-            s.compact_at = int(getattr(context, "trigger", 0) or 0)
-        telemetry = rt.telemetry
-        s.cache_ratio = telemetry.cache_hit_ratio
-        cost = estimate_cost(telemetry.total, rt.price)
-        s.cost = str(cost) if cost is not None else ""
-
-    # -- completions (UI thread; one directory level at a time) ------------------------------
-    def _complete_slash(self, prefix: str) -> list[tuple[str, str]]:
-        if self.commands is None:
-            return []
-        from .ingest import clean_line
-
-        try:
-            return [(t, clean_line(d)) for t, d in self.commands.complete(prefix)]
-        except Exception:  # noqa: BLE001 - no candidates rather than a crash
-            return []
-
-    def _complete_ref(self, word: str) -> list[tuple[str, str]]:
-        if self.commands is None:
-            return []
-        from .ingest import clean_line
-
-        try:
-            return [(clean_line(t), clean_line(d)) for t, d in self.commands.complete_ref(word)]
-        except Exception:  # noqa: BLE001
-            return []
+        refresh_facts(self.rt, self.state.status)
+        if self.status_line is not None:
+            self.status_line.update(self.rt, self.state.status)
 
     def _remember(self, text: str) -> None:
         if self.history is not None:
@@ -573,6 +562,8 @@ class App:
     def _shutdown(self) -> None:
         with self._lock:
             self.quit = True
+        if self.status_line is not None:
+            self.status_line.close()
         if self.cancel is not None:
             self.cancel.cancel("the chat view closed")
         for overlay in self.state.overlays:

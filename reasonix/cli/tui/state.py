@@ -285,7 +285,9 @@ class Status:
         self.compact_at = 0
         self.cache_ratio: float | None = None
         self.cost = ""
+        self.budget = ""  # what is left of the run budget ("" when none is set)
         self.session = ""
+        self.script = ""  # the first line of the user's status command ([ui] status_command)
 
 
 class AppState:

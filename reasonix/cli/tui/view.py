@@ -165,6 +165,10 @@ def footer_row(state: AppState, width: int) -> Line:
         facts.append((f"cache {s.cache_ratio:.0%}", "footer"))
     if s.cost:
         facts.append((s.cost, "footer"))
+    if s.budget:
+        facts.append((s.budget, "footer"))
+    if s.script:
+        facts.append((s.script, "footer"))
     right = state.hint
     if state.scroll > 0:
         right = ("↑ scrolled · PgDn follows  " + right).rstrip()
