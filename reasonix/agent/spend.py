@@ -8,6 +8,7 @@ budget and a run budget apply together: the first spent one wins.
 
 from __future__ import annotations
 
+import math
 import time
 
 from reasonix.agent.telemetry import estimate_cost
@@ -35,8 +36,8 @@ def parse_duration(text: str) -> float:
         seconds = float(number) * (unit or 1.0)
     except ValueError:
         raise UsageError(f"bad duration {text!r}: expected e.g. 90s, 10m or 1h") from None
-    if seconds <= 0:
-        raise UsageError(f"bad duration {text!r}: it must be more than zero")
+    if not math.isfinite(seconds) or seconds <= 0:
+        raise UsageError(f"bad duration {text!r}: it must be a finite time more than zero")
     return seconds
 
 

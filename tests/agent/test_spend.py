@@ -16,7 +16,7 @@ def test_durations() -> None:
     assert parse_duration("10m") == 600
     assert parse_duration("1h") == 3600
     assert parse_duration("45") == 45
-    for bad in ("soon", "", "0s", "-5m"):
+    for bad in ("soon", "", "0s", "-5m", "nan", "infm", "inf"):
         with pytest.raises(UsageError):
             parse_duration(bad)
 
