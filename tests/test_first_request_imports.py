@@ -65,6 +65,7 @@ ALLOWED: frozenset[str] = frozenset(
     reasonix.permission.bash.classify reasonix.permission.bash.lexer
     reasonix.permission.bash.model reasonix.permission.escape reasonix.permission.modes
     reasonix.permission.policy reasonix.permission.rules reasonix.permission.scope
+    reasonix.permission.suggest
     reasonix.permission.sandbox reasonix.permission.sandbox.bwrap
     reasonix.permission.sandbox.env reasonix.permission.sandbox.seatbelt
     reasonix.plugin reasonix.plugin.mcp reasonix.plugin.mcp.render reasonix.plugin.mcp.tools

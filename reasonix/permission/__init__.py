@@ -29,9 +29,10 @@ if TYPE_CHECKING:
     from reasonix.permission.bash import BashAnalysis, Kind, Segment, analyze
     from reasonix.permission.escape import ESCAPE_ARG, EscapeGate, EscapeOutcome
     from reasonix.permission.modes import Decision, Mode, parse_mode
-    from reasonix.permission.policy import Policy, Verdict, suggest_rule
+    from reasonix.permission.policy import Policy, Verdict
     from reasonix.permission.rules import Rule, parse_rule
     from reasonix.permission.scope import ScopeChoice, ScopeGate, ScopeOutcome, ScopeRequest
+    from reasonix.permission.suggest import suggest_rule
 
 __all__ = [
     "ESCAPE_ARG",
@@ -90,7 +91,7 @@ _LAZY = {
     "parse_allowed_tools": "reasonix.permission.approval",
     "parse_mode": "reasonix.permission.modes",
     "parse_rule": "reasonix.permission.rules",
-    "suggest_rule": "reasonix.permission.policy",
+    "suggest_rule": "reasonix.permission.suggest",
 }
 
 

@@ -14,9 +14,7 @@ segment result.
 from __future__ import annotations
 
 import os
-import posixpath
 from collections.abc import Iterable, Sequence
-from urllib.parse import urlsplit
 
 from reasonix.errors import ConfigError
 from reasonix.lazy import Pattern, dataclass, replace
@@ -31,6 +29,7 @@ from reasonix.permission.rules import (
     path_match,
     subjects,
 )
+from reasonix.permission.suggest import suggest_rule
 
 TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:  # the bash classifier loads with the first bash call it judges
@@ -42,7 +41,6 @@ __all__ = [
     "PROTECTED_IN_WORKSPACE",
     "Policy",
     "Verdict",
-    "conservative_prefix_rule",
     "parse_rules",
     "suggest_rule",
 ]
@@ -528,81 +526,3 @@ def _bash_hit(rule: Rule, literal: str, analysis: BashAnalysis) -> bool:
         if rule.kind == "spec" and glob_match(rule.specifier, seg.source):
             return True
     return rule.kind == "spec" and glob_match(rule.specifier, literal)
-
-
-def _conservative_prefix(seg: Segment) -> str:
-    words = list(seg.argv[:2])
-    if len(words) == 2 and (words[1].startswith("-") or not words[1].replace("-", "").isalnum()):
-        words = words[:1]
-    return " ".join(words)
-
-
-def suggest_rule(
-    tool_name: str,
-    args: dict[str, Any],
-    workspace: str | None = None,
-    analysis: BashAnalysis | None = None,
-) -> str:
-    """The rule an "allow for the session / always" answer saves (PERM-8).
-
-    Bash: the concrete command — ``Bash(<words>)`` for one static segment without glob
-    characters, else ``Bash=<literal>``. File tools: ``Edit(<path>)`` (relative to the
-    workspace when inside it). ``web_fetch``: ``WebFetch(domain:<host>)``. Others: the tool ID.
-    """
-    if tool_name == "bash":
-        from reasonix.permission.bash import Kind, analyze  # the classifier loads with bash
-
-        command = str(args.get("command", "")).strip()
-        analysis = analysis or analyze(command)
-        segs = analysis.segments
-        if (
-            len(segs) == 1
-            and segs[0].kind is Kind.STATIC
-            and not any(ch in segs[0].text for ch in "*?()\n")
-            and not segs[0].text.endswith(":*")
-            and segs[0].text == command
-        ):
-            return f"Bash({command})"
-        return f"Bash={command}"
-    if tool_name in EDIT_TOOLS:
-        paths = subjects("path", args)
-        if len(paths) == 1:
-            return f"Edit({_rel(paths[0], workspace)})"
-        rels = [_rel(p, workspace) for p in paths]
-        if len(rels) > 1 and len({r.startswith("/") for r in rels}) == 1:
-            # move_file: one rule must cover both paths, so offer their common directory.
-            common = posixpath.commonpath(rels)
-            return f"Edit({common}/**)" if common not in ("", ".", "/") else "Edit(**)"
-        if rels:
-            return "Edit(**)"
-    if tool_name == "web_fetch":
-        try:
-            host = urlsplit(str(args.get("url", ""))).hostname or ""
-        except ValueError:
-            host = ""
-        if host:
-            return f"WebFetch(domain:{host.lower()})"
-    return tool_name
-
-
-def _rel(path: str, workspace: str | None) -> str:
-    path = path.replace("\\", "/")
-    if workspace and path.startswith("/"):
-        ws = workspace.rstrip("/").replace("\\", "/")
-        if path == ws:
-            return "."
-        if path.startswith(ws + "/"):
-            return path[len(ws) + 1 :]
-    return posixpath.normpath(path) if path else path
-
-
-def conservative_prefix_rule(command: str) -> str:
-    """The optional broader scope offered next to the concrete command: ``Bash(git push:*)``."""
-    from reasonix.permission.bash import Kind, analyze
-
-    analysis = analyze(command)
-    if len(analysis.segments) == 1 and analysis.segments[0].kind is Kind.STATIC:
-        prefix = _conservative_prefix(analysis.segments[0])
-        if prefix and prefix.isascii():
-            return f"Bash({prefix}:*)"
-    return ""
