@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from fakes import FakeServer, ToolSpec, Turn
+from hook_kit import hook, project, save_stdin, settings
 
 from reasonix.agent.events import ApprovalRequested, Done, Event
 from reasonix.boot import RuntimeOptions, build_runtime
@@ -29,28 +30,6 @@ def ws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     d = tmp_path / "ws"
     (d / ".claude").mkdir(parents=True)
     return d
-
-
-def _project(ws: Path, url: str, extra: str = "") -> None:
-    (ws / "reasonix.toml").write_text(
-        'default_model = "fake/fake-model"\n[sandbox]\nbash = "off"\n'
-        f'[[providers]]\nname = "fake"\nkind = "openai"\nbase_url = "{url}"\n'
-        'models = ["fake-model"]\napi_key_env = "FAKE_PROVIDER_KEY"\n' + extra
-    )
-
-
-def _settings(ws: Path, hooks: dict[str, object]) -> None:
-    (ws / ".claude" / "settings.json").write_text(json.dumps({"hooks": hooks}))
-
-
-def _hook(command: str, matcher: str = "") -> list[dict[str, object]]:
-    return [{"matcher": matcher, "hooks": [{"type": "command", "command": command}]}]
-
-
-def _save_stdin(path: Path) -> str:
-    """A hook command that appends its JSON payload to ``path`` (one per line)."""
-    code = f"import sys; open({str(path)!r}, 'a').write(sys.stdin.read().strip() + '\\n')"
-    return f"{sys.executable} -c {json.dumps(code)}"
 
 
 def _payloads(path: Path) -> list[dict[str, object]]:
@@ -82,7 +61,7 @@ def _edit(path: str) -> ToolSpec:
 
 def test_a_hook_allow_never_passes_an_explicit_ask_rule(ws: Path) -> None:
     allow = json.dumps({"hookSpecificOutput": {"permissionDecision": "allow"}})
-    _settings(ws, {"PreToolUse": _hook(f"echo '{allow}'", "Edit")})
+    settings(ws, {"PreToolUse": hook(f"echo '{allow}'", "Edit")})
     (ws / "guarded.txt").write_text("old\n")
     (ws / "free.txt").write_text("old\n")
     script = [
@@ -91,7 +70,7 @@ def test_a_hook_allow_never_passes_an_explicit_ask_rule(ws: Path) -> None:
         Turn.text_only("done"),
     ]
     with FakeServer("openai", script) as srv:
-        _project(ws, srv.url, '\n[permissions]\nask = ["Edit(guarded.txt)"]\n')
+        project(ws, srv.url, '\n[permissions]\nask = ["Edit(guarded.txt)"]\n')
         events, asked = _run_answering(ws, "edit both")
         assert isinstance(events[-1], Done)
         results = [m["content"] for m in srv.requests[2].json["messages"] if m["role"] == "tool"]
@@ -105,9 +84,9 @@ def test_a_hook_allow_never_passes_an_explicit_ask_rule(ws: Path) -> None:
 
 def test_session_start_hook_runs_once_and_its_stdout_is_context(ws: Path) -> None:
     seen = ws.parent / "session-start.jsonl"
-    _settings(ws, {"SessionStart": _hook(f"{_save_stdin(seen)}; echo SESSION-CONTEXT-31")})
+    settings(ws, {"SessionStart": hook(f"{save_stdin(seen)}; echo SESSION-CONTEXT-31")})
     with FakeServer("openai", [Turn.text_only("one"), Turn.text_only("two")]) as srv:
-        _project(ws, srv.url)
+        project(ws, srv.url)
         rt = build_runtime(RuntimeOptions(workspace=ws))
         try:
             list(rt.runner.run("first", Cancel()))
@@ -126,13 +105,13 @@ def test_session_start_hook_runs_once_and_its_stdout_is_context(ws: Path) -> Non
 def test_session_start_says_resume_for_a_continued_session(ws: Path) -> None:
     seen = ws.parent / "session-start.jsonl"
     with FakeServer("openai", [Turn.text_only("one"), Turn.text_only("two")]) as srv:
-        _project(ws, srv.url)
+        project(ws, srv.url)
         rt = build_runtime(RuntimeOptions(workspace=ws))
         try:
             list(rt.runner.run("first", Cancel()))
         finally:
             rt.close()
-        _settings(ws, {"SessionStart": _hook(_save_stdin(seen))})
+        settings(ws, {"SessionStart": hook(save_stdin(seen))})
         rt = build_runtime(RuntimeOptions(workspace=ws, continue_latest=True))
         try:
             list(rt.runner.run("second", Cancel()))
@@ -143,11 +122,11 @@ def test_session_start_says_resume_for_a_continued_session(ws: Path) -> None:
 
 def test_a_notification_hook_runs_when_a_question_waits(ws: Path) -> None:
     seen = ws.parent / "notification.jsonl"
-    _settings(ws, {"Notification": _hook(_save_stdin(seen))})
+    settings(ws, {"Notification": hook(save_stdin(seen))})
     (ws / "a.txt").write_text("old\n")
     script = [Turn.tools([_edit("a.txt")]), Turn.text_only("done")]
     with FakeServer("openai", script) as srv:
-        _project(ws, srv.url)
+        project(ws, srv.url)
         _, asked = _run_answering(ws, "edit a.txt")
     assert len(asked) == 1
     payloads = _payloads(seen)
@@ -159,9 +138,9 @@ def test_a_notification_hook_runs_when_a_question_waits(ws: Path) -> None:
 def test_hooks_never_see_provider_keys(ws: Path) -> None:
     dump = ws.parent / "hook-env.json"
     code = f"import json, os; json.dump(dict(os.environ), open({str(dump)!r}, 'w'))"
-    _settings(ws, {"UserPromptSubmit": _hook(f"{sys.executable} -c {json.dumps(code)}")})
+    settings(ws, {"UserPromptSubmit": hook(f"{sys.executable} -c {json.dumps(code)}")})
     with FakeServer("openai", [Turn.text_only("ok")]) as srv:
-        _project(ws, srv.url)
+        project(ws, srv.url)
         rt = build_runtime(RuntimeOptions(workspace=ws))
         try:
             list(rt.runner.run("hello", Cancel()))

@@ -14,11 +14,11 @@ code.claude.com/docs/en/hooks ("Stop and SubagentStop input", "SessionStart",
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
 from fakes import FakeServer, Turn
+from hook_kit import save_stdin, settings
 
 from reasonix.agent.events import Done, Event, Notice
 from reasonix.boot import RuntimeOptions, build_runtime
@@ -46,17 +46,8 @@ def _project(ws: Path, url: str) -> None:
     )
 
 
-def _settings(ws: Path, hooks: dict[str, object]) -> None:
-    (ws / ".claude" / "settings.json").write_text(json.dumps({"hooks": hooks}))
-
-
 def _group(command: str, matcher: str = "") -> dict[str, object]:
     return {"matcher": matcher, "hooks": [{"type": "command", "command": command}]}
-
-
-def _save_stdin(path: Path) -> str:
-    code = f"import sys; open({str(path)!r}, 'a').write(sys.stdin.read().strip() + '\\n')"
-    return f"{sys.executable} -c {json.dumps(code)}"
 
 
 def _payloads(path: Path) -> list[dict[str, object]]:
@@ -82,7 +73,7 @@ def test_a_ralph_style_stop_hook_reads_the_transcript_and_loops_until_the_promis
         "---\niteration: 1\nmax_iterations: 0\ncompletion_promise: DONE\n---\n"
         "Make the failing test pass.\n"
     )
-    _settings(ws, {"Stop": [_group(f"sh {HOOKS / 'loop_stop.sh'}")]})
+    settings(ws, {"Stop": [_group(f"sh {HOOKS / 'loop_stop.sh'}")]})
     script = [Turn.text_only("still red"), Turn.text_only("green now <promise>DONE</promise>")]
     with FakeServer("openai", script) as srv:
         _project(ws, srv.url)
@@ -112,7 +103,7 @@ def test_a_ralph_style_stop_hook_reads_the_transcript_and_loops_until_the_promis
 
 def test_a_stop_hook_that_always_blocks_is_cut_off_as_claude_cuts_it_off(ws: Path) -> None:
     seen = ws.parent / "stop.jsonl"
-    _settings(ws, {"Stop": [_group(f"{_save_stdin(seen)}; echo 'not yet' >&2; exit 2")]})
+    settings(ws, {"Stop": [_group(f"{save_stdin(seen)}; echo 'not yet' >&2; exit 2")]})
     script = [Turn.text_only(f"answer {i}") for i in range(20)]
     with FakeServer("openai", script) as srv:
         _project(ws, srv.url)
@@ -136,7 +127,7 @@ def test_the_stop_cap_follows_claudes_environment_variable(
     ws: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("CLAUDE_CODE_STOP_HOOK_BLOCK_CAP", "2")
-    _settings(ws, {"Stop": [_group("echo 'not yet' >&2; exit 2")]})
+    settings(ws, {"Stop": [_group("echo 'not yet' >&2; exit 2")]})
     with FakeServer("openai", [Turn.text_only(f"a{i}") for i in range(10)]) as srv:
         _project(ws, srv.url)
         rt = build_runtime(RuntimeOptions(workspace=ws))
@@ -148,7 +139,7 @@ def test_the_stop_cap_follows_claudes_environment_variable(
 
 
 def test_session_start_matchers_pick_the_source(ws: Path) -> None:
-    _settings(ws, {"SessionStart": [
+    settings(ws, {"SessionStart": [
         _group("echo STARTUP-CTX", "startup"), _group("echo RESUME-CTX", "resume"),
         _group("echo CLEAR-CTX", "clear"), _group("echo COMPACT-CTX", "compact"),
     ]})  # fmt: skip
@@ -176,7 +167,7 @@ def test_session_start_matchers_pick_the_source(ws: Path) -> None:
 
 
 def test_resuming_runs_resume_hooks_only(ws: Path) -> None:
-    _settings(ws, {"SessionStart": [_group("echo STARTUP-CTX", "startup"),
+    settings(ws, {"SessionStart": [_group("echo STARTUP-CTX", "startup"),
                                     _group("echo RESUME-CTX", "resume")]})  # fmt: skip
     with FakeServer("openai", [Turn.text_only("a"), Turn.text_only("b")]) as srv:
         _project(ws, srv.url)
@@ -196,7 +187,7 @@ def test_resuming_runs_resume_hooks_only(ws: Path) -> None:
 
 def test_session_end_runs_on_new_and_on_close(ws: Path) -> None:
     seen = ws.parent / "end.jsonl"
-    _settings(ws, {"SessionEnd": [_group(_save_stdin(seen))]})
+    settings(ws, {"SessionEnd": [_group(save_stdin(seen))]})
     with FakeServer("openai", [Turn.text_only("a")]) as srv:
         _project(ws, srv.url)
         rt = build_runtime(RuntimeOptions(workspace=ws))
@@ -213,10 +204,10 @@ def test_session_end_runs_on_new_and_on_close(ws: Path) -> None:
 
 def test_an_untrusted_workspace_runs_none_of_its_new_hook_events(ws: Path, untrusted: None) -> None:
     ran = ws.parent / "ran.jsonl"
-    _settings(
+    settings(
         ws,
         {
-            event: [_group(_save_stdin(ran))]
+            event: [_group(save_stdin(ran))]
             for event in ("SessionEnd", "PostToolUseFailure", "SubagentStart", "PermissionRequest")
         },
     )

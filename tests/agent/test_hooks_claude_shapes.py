@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 from fakes import FakeServer, ToolSpec, Turn
+from hook_kit import hook, project, save_stdin, settings
 
 from reasonix.agent.events import Done, Event, Notice
 from reasonix.boot import RuntimeOptions, build_runtime
@@ -34,28 +35,6 @@ def ws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     d = tmp_path / "ws"
     (d / ".claude").mkdir(parents=True)
     return d
-
-
-def _project(ws: Path, url: str, extra: str = "") -> None:
-    (ws / "reasonix.toml").write_text(
-        'default_model = "fake/fake-model"\n[sandbox]\nbash = "off"\n'
-        f'[[providers]]\nname = "fake"\nkind = "openai"\nbase_url = "{url}"\n'
-        'models = ["fake-model"]\napi_key_env = "FAKE_PROVIDER_KEY"\n' + extra
-    )
-
-
-def _settings(ws: Path, hooks: dict[str, object]) -> None:
-    (ws / ".claude" / "settings.json").write_text(json.dumps({"hooks": hooks}))
-
-
-def _hook(command: str, matcher: str = "") -> list[dict[str, object]]:
-    return [{"matcher": matcher, "hooks": [{"type": "command", "command": command}]}]
-
-
-def _save_stdin(path: Path) -> str:
-    """A hook command that appends its JSON payload to ``path`` (one per line)."""
-    code = f"import sys; open({str(path)!r}, 'a').write(sys.stdin.read().strip() + '\\n')"
-    return f"{sys.executable} -c {json.dumps(code)}"
 
 
 def _reply(obj: object) -> str:
@@ -85,12 +64,12 @@ def _tool_texts(body: dict[str, object]) -> list[str]:
 
 
 def test_the_bash_validator_blocks_grep_and_the_model_reads_why(ws: Path) -> None:
-    _settings(ws, {"PreToolUse": _hook(f"{sys.executable} {HOOKS / 'validate_bash.py'}", "Bash")})
+    settings(ws, {"PreToolUse": hook(f"{sys.executable} {HOOKS / 'validate_bash.py'}", "Bash")})
     calls = [ToolSpec("bash", '{"command": "grep -r TODO ."}', id="toolu_01A")]
     script = [Turn.tools(calls), Turn.tools([ToolSpec("bash", '{"command": "echo fine"}')]),
               Turn.text_only("ok")]  # fmt: skip
     with FakeServer("openai", script) as srv:
-        _project(ws, srv.url)
+        project(ws, srv.url)
         events, _ = _run(ws, "find the todos", yolo=True)
         blocked = _tool_texts(srv.requests[1].json)[0]
         ran = _tool_texts(srv.requests[2].json)[-1]
@@ -102,7 +81,7 @@ def test_the_bash_validator_blocks_grep_and_the_model_reads_why(ws: Path) -> Non
 
 def test_tool_input_carries_tool_use_id_absolute_paths_and_claude_mode_names(ws: Path) -> None:
     seen = ws.parent / "pre.jsonl"
-    _settings(ws, {"PreToolUse": _hook(_save_stdin(seen), "Write|Read")})
+    settings(ws, {"PreToolUse": hook(save_stdin(seen), "Write|Read")})
     (ws / "src").mkdir()
     (ws / "src" / "a.txt").write_text("alpha\n")
     script = [
@@ -111,7 +90,7 @@ def test_tool_input_carries_tool_use_id_absolute_paths_and_claude_mode_names(ws:
         Turn.text_only("done"),
     ]
     with FakeServer("openai", script) as srv:
-        _project(ws, srv.url)
+        project(ws, srv.url)
         _run(ws, "go", permission_mode="acceptEdits")
     read, write = _payloads(seen)
     assert read["tool_use_id"] == "toolu_read_7" and write["tool_use_id"] == "w_8"
@@ -123,16 +102,16 @@ def test_tool_input_carries_tool_use_id_absolute_paths_and_claude_mode_names(ws:
 
 def test_ask_mode_is_called_default_as_in_claude_code(ws: Path) -> None:
     seen = ws.parent / "prompt.jsonl"
-    _settings(ws, {"UserPromptSubmit": _hook(_save_stdin(seen))})
+    settings(ws, {"UserPromptSubmit": hook(save_stdin(seen))})
     with FakeServer("openai", [Turn.text_only("hi")]) as srv:
-        _project(ws, srv.url)
+        project(ws, srv.url)
         _run(ws, "hello")
     assert _payloads(seen)[0]["permission_mode"] == "default"
 
 
 def test_post_tool_use_gets_claudes_tool_response_objects(ws: Path) -> None:
     seen = ws.parent / "post.jsonl"
-    _settings(ws, {"PostToolUse": _hook(_save_stdin(seen))})
+    settings(ws, {"PostToolUse": hook(save_stdin(seen))})
     (ws / "notes.txt").write_text("one\ntwo\nthree\n")
     script = [
         Turn.tools([ToolSpec("bash", '{"command": "echo out; echo err >&2"}', id="b1")]),
@@ -143,7 +122,7 @@ def test_post_tool_use_gets_claudes_tool_response_objects(ws: Path) -> None:
         Turn.text_only("done"),
     ]  # fmt: skip
     with FakeServer("openai", script) as srv:
-        _project(ws, srv.url)
+        project(ws, srv.url)
         _run(ws, "go", yolo=True)
     by_id = {str(p["tool_use_id"]): p["tool_response"] for p in _payloads(seen)}
     bash = by_id["b1"]
@@ -170,14 +149,14 @@ def test_a_failed_call_goes_to_post_tool_use_failure_not_post_tool_use(ws: Path)
     post, failed = ws.parent / "post.jsonl", ws.parent / "failed.jsonl"
     context = {"hookSpecificOutput": {"hookEventName": "PostToolUseFailure",
                                       "additionalContext": "FAILURE-HINT-35"}}  # fmt: skip
-    _settings(ws, {
-        "PostToolUse": _hook(_save_stdin(post), "Bash"),
-        "PostToolUseFailure": _hook(f"{_save_stdin(failed)}; {_reply(context)}", "Bash"),
+    settings(ws, {
+        "PostToolUse": hook(save_stdin(post), "Bash"),
+        "PostToolUseFailure": hook(f"{save_stdin(failed)}; {_reply(context)}", "Bash"),
     })  # fmt: skip
     script = [Turn.tools([ToolSpec("bash", '{"command": "echo no >&2; exit 3"}', id="f1")]),
               Turn.text_only("done")]  # fmt: skip
     with FakeServer("openai", script) as srv:
-        _project(ws, srv.url)
+        project(ws, srv.url)
         _run(ws, "go", yolo=True)
         result = _tool_texts(srv.requests[1].json)[0]
     assert _payloads(post) == []
@@ -192,11 +171,11 @@ def test_updated_input_is_applied_and_the_model_reads_pre_tool_context(ws: Path)
         "hookEventName": "PreToolUse", "permissionDecision": "allow",
         "updatedInput": {"command": "echo rewritten-by-hook"},
         "additionalContext": "PRE-CONTEXT-35"}}  # fmt: skip
-    _settings(ws, {"PreToolUse": _hook(_reply(answer), "Bash")})
+    settings(ws, {"PreToolUse": hook(_reply(answer), "Bash")})
     script = [Turn.tools([ToolSpec("bash", '{"command": "echo original"}')]),
               Turn.text_only("done")]  # fmt: skip
     with FakeServer("openai", script) as srv:
-        _project(ws, srv.url)
+        project(ws, srv.url)
         _run(ws, "go")  # headless ask mode: the hook's allow stands in for the prompt
         result = _tool_texts(srv.requests[1].json)[0]
     assert "rewritten-by-hook" in result and "original" not in result
@@ -206,12 +185,12 @@ def test_updated_input_is_applied_and_the_model_reads_pre_tool_context(ws: Path)
 def test_updated_input_passes_the_permission_rules_again(ws: Path) -> None:
     answer = {"hookSpecificOutput": {"permissionDecision": "allow",
                                      "updatedInput": {"command": "rm -rf data"}}}  # fmt: skip
-    _settings(ws, {"PreToolUse": _hook(_reply(answer), "Bash")})
+    settings(ws, {"PreToolUse": hook(_reply(answer), "Bash")})
     (ws / "data").mkdir()
     script = [Turn.tools([ToolSpec("bash", '{"command": "echo harmless"}')]),
               Turn.text_only("done")]  # fmt: skip
     with FakeServer("openai", script) as srv:
-        _project(ws, srv.url, '[permissions]\ndeny = ["Bash(rm:*)"]\n')
+        project(ws, srv.url, '[permissions]\ndeny = ["Bash(rm:*)"]\n')
         _run(ws, "go", yolo=True)
         result = _tool_texts(srv.requests[1].json)[0]
     assert result.startswith("blocked: bash was not run (denied")
@@ -225,9 +204,9 @@ def test_permission_request_hooks_answer_the_question_a_human_would_get(ws: Path
     deny = {"hookSpecificOutput": {"hookEventName": "PermissionRequest",
                                    "decision": {"behavior": "deny",
                                                 "message": "no network from here"}}}  # fmt: skip
-    _settings(ws, {"PermissionRequest": [
+    settings(ws, {"PermissionRequest": [
         {"matcher": "Bash", "hooks": [{"type": "command", "command":
-            f"{_save_stdin(seen)}; if grep -q curl {seen}; then {_reply(deny)}; "
+            f"{save_stdin(seen)}; if grep -q curl {seen}; then {_reply(deny)}; "
             f"else {_reply(allow)}; fi"}]}]})  # fmt: skip
     script = [
         Turn.tools([ToolSpec("bash", '{"command": "touch made-by-bash"}', id="p1")]),
@@ -236,7 +215,7 @@ def test_permission_request_hooks_answer_the_question_a_human_would_get(ws: Path
         Turn.text_only("done"),
     ]
     with FakeServer("openai", script) as srv:
-        _project(ws, srv.url)
+        project(ws, srv.url)
         _run(ws, "go")  # headless ask mode: without the hook both calls would be refused
         second = _tool_texts(srv.requests[2].json)[-1]
     assert (ws / "made-by-bash").exists()
@@ -249,24 +228,24 @@ def test_permission_request_hooks_answer_the_question_a_human_would_get(ws: Path
 
 def test_a_permission_request_allow_never_replaces_a_fresh_approval(ws: Path) -> None:
     allow = {"hookSpecificOutput": {"decision": {"behavior": "allow"}}}
-    _settings(ws, {"PermissionRequest": _hook(_reply(allow), "Bash")})
+    settings(ws, {"PermissionRequest": hook(_reply(allow), "Bash")})
     script = [Turn.tools([ToolSpec("bash", '{"command": "bash -c \\"touch nested\\""}')]),
               Turn.text_only("done")]  # fmt: skip
     with FakeServer("openai", script) as srv:
-        _project(ws, srv.url)
+        project(ws, srv.url)
         _run(ws, "go")
         result = _tool_texts(srv.requests[1].json)[0]
     assert result.startswith("blocked: bash was not run") and not (ws / "nested").exists()
 
 
 def test_system_message_and_invalid_json_reach_the_user(ws: Path) -> None:
-    _settings(ws, {"PostToolUse": [{"matcher": "Bash", "hooks": [
+    settings(ws, {"PostToolUse": [{"matcher": "Bash", "hooks": [
         {"type": "command", "command": _reply({"systemMessage": "formatted 3 files"})},
         {"type": "command", "command": "echo '{\"decision\": block}'"},
     ]}]})  # fmt: skip
     script = [Turn.tools([ToolSpec("bash", '{"command": "true"}')]), Turn.text_only("done")]
     with FakeServer("openai", script) as srv:
-        _project(ws, srv.url)
+        project(ws, srv.url)
         events, problems = _run(ws, "go", yolo=True)
     notes = [e.text for e in events if isinstance(e, Notice) and e.kind == "hook"]
     assert "PostToolUse hook: formatted 3 files" in notes
