@@ -4,10 +4,6 @@ from __future__ import annotations
 
 import sys
 
-TYPE_CHECKING = False  # typing (with re and enum behind it) is not imported at run time
-if TYPE_CHECKING:
-    from typing import NoReturn
-
 
 def _main() -> None:
     import gc
@@ -27,7 +23,7 @@ def _main() -> None:
     sys.exit(code)
 
 
-def leave(code: int) -> NoReturn:
+def leave(code: int) -> None:  # never returns (no typing import on the --version path)
     """End the process with ``code`` without the interpreter's teardown.
 
     Tearing down a process that loaded a few hundred modules (clearing every

@@ -50,13 +50,11 @@ import _imp
 import marshal
 import os
 import sys
+import types
+from collections.abc import Callable, Sequence  # no typing: this runs before every command
+from importlib.machinery import ModuleSpec  # loaded already: runpy imports it
 
-TYPE_CHECKING = False  # typing (with re and enum behind it) is not imported at run time
-if TYPE_CHECKING:
-    from collections.abc import Callable
-    from typing import Any
-
-    _Read = Callable[[int, int], bytes]  # (offset, length) -> the stored bytes there
+_Read = Callable[[int, int], bytes]  # (offset, length) -> the stored bytes there
 
 __all__ = ["install"]
 
@@ -101,7 +99,7 @@ def _state(folder: str) -> _State:
     return (st.st_dev, st.st_ino, st.st_mtime_ns)
 
 
-def _placed(name: str, origin: str, package: bool, path: Any) -> tuple[str, ...] | None:
+def _placed(name: str, origin: str, package: bool, path: Sequence[str]) -> tuple[str, ...] | None:
     """The search path that finds ``name`` at ``origin``: ``path``'s entries up to the one
     holding it, or None when the path search would not find it there (loaded some other
     way, or an earlier entry holds a directory of its name, a namespace portion that an
@@ -164,10 +162,11 @@ class _Finder:
                 super().__init__(fullname, path)
                 self._code: bytes | None = code
 
-            def get_code(self, fullname: str) -> Any:
+            def get_code(self, fullname: str) -> types.CodeType | None:
                 if fullname == self.name and self._code is not None:
                     code, self._code = self._code, None
-                    return marshal.loads(code)
+                    loaded: types.CodeType = marshal.loads(code)
+                    return loaded
                 return super().get_code(fullname)
 
         self._spec, self._loader = ModuleSpec, _Loader
@@ -183,7 +182,9 @@ class _Finder:
         """``importlib.invalidate_caches()``: look at the directories afresh."""
         self.seen.clear()
 
-    def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
+    def find_spec(
+        self, name: str, path: Sequence[str] | None = None, target: types.ModuleType | None = None
+    ) -> ModuleSpec | None:
         """The spec of ``name`` when its stored code is still its source's and the search
         would still find its file, else None (the normal search then runs)."""
         try:
@@ -211,7 +212,7 @@ class _Finder:
             spec.submodule_search_locations = [os.path.dirname(origin)]
         return spec
 
-    def _current(self, entry: _Entry, search: list[Any]) -> bool:
+    def _current(self, entry: _Entry, search: list[str]) -> bool:
         """The search would still find the stored file: the same path up to its entry, and
         none of its directories changed (no module of the name appeared earlier)."""
         found = entry[7]

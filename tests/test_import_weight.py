@@ -90,40 +90,17 @@ def test_an_https_endpoint_builds_the_tls_context_in_the_background(
     assert made_on == ["reasonix-tls"]  # made once, and not by the thread that built it
 
 
-def _typing_at_run_time(path: Path) -> list[int]:
-    """Lines of ``path`` whose import of typing runs when the module is imported: not in
-    an ``if TYPE_CHECKING:`` block, not inside a function (that imports it on first use)."""
-    import ast
+def test_the_version_path_imports_no_typing() -> None:
+    """``reasonix --version`` answers before ``typing`` (with ``re`` and ``enum``) loads:
+    the boot modules (``__main__``, ``_codecache``, ``cli.main``) annotate with names the
+    interpreter has already loaded. Other modules use ``from typing import TYPE_CHECKING``."""
+    import subprocess
+    import sys
 
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    skipped: set[int] = set()
-    for node in ast.walk(tree):
-        guarded = isinstance(node, ast.If) and getattr(node.test, "id", "") == "TYPE_CHECKING"
-        if guarded or isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            body = node.body
-            skipped.update(id(n) for stmt in body for n in ast.walk(stmt))
-    lines = []
-    for node in ast.walk(tree):
-        if id(node) in skipped:
-            continue
-        if isinstance(node, ast.ImportFrom) and node.level == 0:
-            names = [node.module or ""]
-        elif isinstance(node, ast.Import):
-            names = [a.name for a in node.names]
-        else:
-            continue
-        if any(n == "typing" or n.startswith("typing.") for n in names):
-            lines.append(node.lineno)
-    return lines
-
-
-def test_no_module_imports_typing_when_it_is_imported() -> None:
-    """Annotations are strings; interfaces use reasonix.protocols. typing costs a start
-    2.5-3 ms, and one module importing it at import time would bring all of that back."""
-    found = [
-        f"{path.relative_to(ROOT)}:{line}"
-        for path in sorted((ROOT / "reasonix").rglob("*.py"))
-        if "_vendor" not in path.parts
-        for line in _typing_at_run_time(path)
-    ]
-    assert not found, found
+    out = subprocess.run(
+        [sys.executable, "-S", "-E", "-X", "importtime", "-m", "reasonix", "--version"],
+        cwd=ROOT, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    loaded = {line.rsplit("|", 1)[-1].strip() for line in out.stderr.splitlines() if "|" in line}
+    assert "reasonix.cli.main" in loaded  # the check saw the command's own modules
+    assert not loaded & {"typing", "re", "enum", "dataclasses"}, sorted(loaded)

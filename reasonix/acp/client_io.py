@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from reasonix.cancel import Cancel
 from reasonix.errors import Cancelled, ToolError
@@ -22,7 +23,6 @@ from reasonix.tool.ports import FileChange, TerminalRun, ToolPorts
 from .rpc import Connection, ConnectionClosed, RpcError
 from .toolcalls import CallBoard
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
     from typing import Any
 

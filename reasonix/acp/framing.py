@@ -12,10 +12,11 @@ newline inside strings, so a message never spans lines.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from reasonix.lazy import Pattern, dataclass
+from reasonix.lazy import Pattern
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
     from typing import Any
 

@@ -9,12 +9,13 @@ selection in stable v1 is a ``select`` config option of category ``model``
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from reasonix.boot import Runtime
 
 from .params import req_str
 from .rpc import INVALID_PARAMS, RpcError
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
     from typing import Any
 

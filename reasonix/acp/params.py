@@ -7,10 +7,10 @@ helpers check what a handler reads and name the offending field.
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 from .rpc import INVALID_PARAMS, RpcError
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
     from typing import Any
 

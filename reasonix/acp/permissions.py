@@ -11,12 +11,12 @@ not answer and an unknown option all deny.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from reasonix.lazy import dataclass
 from reasonix.permission import ApprovalChoice, ApprovalRequest
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
     from typing import Any
 

@@ -18,6 +18,7 @@ import importlib
 import os
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlsplit
 
 from reasonix.errors import ReasonixError
@@ -25,7 +26,6 @@ from reasonix.tool import ToolContext
 
 from .rpc import INVALID_PARAMS, RpcError
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
     from typing import Any
 

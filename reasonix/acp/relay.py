@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from reasonix.agent.events import (
     ApprovalRequested,
@@ -64,7 +65,7 @@ STOP_REASONS = {
 }
 _PLAN_STATUSES = ("pending", "in_progress", "completed")
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
+
 if TYPE_CHECKING:
     from typing import Any
 

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from reasonix.agent.prompt import typed_text
 from reasonix.provider.types import Message, Role
 
 from .toolcalls import describe, text_content
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
     from typing import Any
 

@@ -27,14 +27,14 @@ import math
 import os
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from reasonix.cancel import Cancel
 from reasonix.errors import Cancelled, MissingAPIKey, ReasonixError, UsageError
-from reasonix.lazy import dataclass
 
 from .framing import Frame, Oversize, encode
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
     from typing import Any
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from reasonix.errors import UsageError
 
@@ -35,7 +36,7 @@ __all__ = ["PROTOCOL_VERSION", "AcpServer"]
 PROTOCOL_VERSION = 1  # the stable ACP major version this agent speaks
 AUTH_METHOD = "provider-key"
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
+
 if TYPE_CHECKING:
     from typing import Any
 

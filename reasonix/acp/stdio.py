@@ -11,13 +11,13 @@ fail at once, MCP servers stop, and the exit code is 0.
 from __future__ import annotations
 
 import threading
+from typing import TYPE_CHECKING
 
 from .framing import Frame, LineDecoder
 from .rpc import Connection
 from .server import AcpServer
 from .session import Defaults
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
     from typing import BinaryIO, TextIO
 

@@ -12,10 +12,10 @@ client cannot answer, or a cancelled one, leaves them out (fail closed).
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .rpc import RpcError
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any

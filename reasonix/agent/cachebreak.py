@@ -10,9 +10,9 @@ estimate before any request) and the extra cost at the model's prices
 
 from __future__ import annotations
 
-from reasonix.lazy import dataclass
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
     from typing import Any
 

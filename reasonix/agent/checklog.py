@@ -9,10 +9,9 @@ rewind, which inherits the turns before the fork point).
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from reasonix.lazy import dataclass, field
-
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
     from typing import Any
 

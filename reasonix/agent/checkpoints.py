@@ -38,6 +38,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from reasonix.agent.checklog import Turn, parse_records, records_of, turns_of
 from reasonix.config.paths import project_slug, state_dir
@@ -46,7 +47,6 @@ from reasonix.errors import SessionError
 from reasonix.slices import short_slices
 from reasonix.which import which
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
     from typing import Any
 

@@ -55,6 +55,8 @@ from __future__ import annotations
 import math
 import threading
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Protocol
 
 from reasonix.agent import compaction as cp
 from reasonix.agent import oversize
@@ -70,15 +72,11 @@ from reasonix.agent.tokens import (
 from reasonix.agent.window import ContextWindow
 from reasonix.cancel import Cancel
 from reasonix.errors import CompactionRequired, InputTooLarge, ProviderAPIError
-from reasonix.lazy import dataclass, field
 from reasonix.provider import Provider
 from reasonix.provider.types import Message, Request, Role, ToolSchema, Usage
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
-    from typing import Any, Protocol
-else:
-    from reasonix.protocols import Protocol
+    from typing import Any
 
 __all__ = [
     "ContextManager",

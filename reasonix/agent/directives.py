@@ -15,8 +15,9 @@ message must consist of one such phrase (punctuation aside) to count.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
-from reasonix.lazy import Pattern, dataclass
+from reasonix.lazy import Pattern
 
 __all__ = [
     "APPROVALS",

@@ -10,16 +10,14 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Protocol
 
 from reasonix.cancel import Cancel
-from reasonix.lazy import dataclass, field
 from reasonix.provider.types import Usage, WebSearchResult
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
-    from typing import Any, Protocol
-else:
-    from reasonix.protocols import Protocol
+    from typing import Any
 
 __all__ = [
     "ApprovalRequested",

@@ -18,9 +18,10 @@ import threading
 import time
 from _queue import SimpleQueue
 from collections.abc import Callable, Generator
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 from reasonix.cancel import Cancel
-from reasonix.lazy import dataclass, field, replace
 from reasonix.permission.modes import Decision
 from reasonix.provider.types import ToolCall
 from reasonix.tool import Registry, Tool, ToolContext, ToolResult
@@ -28,7 +29,6 @@ from reasonix.tool import Registry, Tool, ToolContext, ToolResult
 from .events import ApprovalRequested, Event, Notice, SandboxEscape, ToolEnd, ToolStart
 from .ports import GateLike
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
     from typing import Any
 

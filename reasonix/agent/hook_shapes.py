@@ -25,10 +25,10 @@ import difflib
 import os
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from reasonix.tool import ToolResult
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
     from typing import Any
 

@@ -33,13 +33,13 @@ import signal
 import subprocess
 import threading
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from reasonix.config.hooks import HookSpec
 from reasonix.errors import ReasonixError
-from reasonix.lazy import dataclass, field
 from reasonix.tool.children import popen
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
     from typing import Any
 

@@ -20,11 +20,11 @@ import json
 import os
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from reasonix.config.safe_read import LEASE_LIMIT, open_regular, read_bytes
 from reasonix.errors import SessionError
 
-TYPE_CHECKING = False  # typing is not imported at run time
 if TYPE_CHECKING:
     from typing import Any
 

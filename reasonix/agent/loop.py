@@ -23,6 +23,8 @@ Tool calls whose arguments could never fit either are not run (see
 from __future__ import annotations
 
 from collections.abc import Callable, Generator, Iterator
+from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from reasonix.cancel import Cancel
 from reasonix.errors import (
@@ -34,7 +36,6 @@ from reasonix.errors import (
     ProviderStreamError,
     ReasonixError,
 )
-from reasonix.lazy import replace
 from reasonix.provider import Provider
 from reasonix.provider.types import (
     Message,
@@ -58,7 +59,6 @@ from .session import Session
 from .stream import StreamCancelled, stream_reply
 from .telemetry import Telemetry, usage_record
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:  # the hook runner exists only when hooks are configured
     from .hooks import HookRunner
 

@@ -14,11 +14,11 @@ import functools
 import json
 import re
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from reasonix.lazy import dataclass, field
 from reasonix.provider.types import Message, Role
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
     from typing import Any
 

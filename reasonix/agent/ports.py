@@ -13,18 +13,16 @@ runtime with these options" while the import arrows keep pointing down.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, Protocol
 
 from reasonix.cancel import Cancel
 from reasonix.provider.types import Message
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
-    from typing import Any, Protocol
+    from typing import Any
 
     from .events import Runner
     from .subagent.request import ChildRequest
-else:
-    from reasonix.protocols import Protocol
 
 __all__ = ["ChildFactory", "ChildRuntime", "ContextLike", "GateLike"]
 

@@ -9,13 +9,13 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from reasonix.agent.session import read_records
 from reasonix.config.paths import sessions_dir, state_dir
 from reasonix.errors import SessionError
 from reasonix.permission.simulate import RecordedCall
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
     from typing import Any
 

@@ -12,14 +12,15 @@ blocks, a compaction at another point, a reply the recording does not have.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from reasonix.agent.compaction import SUMMARY_INSTRUCTION
 from reasonix.cancel import Cancel
 from reasonix.errors import ProviderError
-from reasonix.lazy import Pattern, dataclass, field
+from reasonix.lazy import Pattern
 from reasonix.provider.types import Chunk, ChunkKind, Message, Request, Role, Usage
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
     from typing import Any
 

@@ -24,17 +24,17 @@ import json
 import os
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from reasonix.agent.compaction import CHECKPOINT, message_from_record, parse_checkpoint
 from reasonix.agent.lease import Lease
 from reasonix.config.paths import sessions_dir
 from reasonix.config.safe_read import TRANSCRIPT_LIMIT, open_regular, read_bytes
 from reasonix.errors import SessionError
-from reasonix.lazy import dataclass
 from reasonix.provider.types import Message, Role
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
     from typing import Any, BinaryIO
 

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import math
 import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from reasonix.agent.telemetry import estimate_cost
 from reasonix.errors import UsageError
-from reasonix.lazy import dataclass, field
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
     from typing import Any

@@ -7,6 +7,7 @@ it, retry an empty one) and with a cancellation (keep the partial text).
 from __future__ import annotations
 
 from collections.abc import Callable, Generator
+from typing import TYPE_CHECKING
 
 from reasonix.cancel import Cancel
 from reasonix.errors import Cancelled, ProviderStreamError
@@ -23,7 +24,6 @@ from reasonix.provider.types import (
 
 from .events import Event, ReasoningDelta, TextDelta, UsageReport, WebSearch
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
     from typing import Any
 

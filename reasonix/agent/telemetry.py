@@ -13,11 +13,11 @@ optionally ``cache_read``, ``cache_write`` and ``currency`` (USD or CNY).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from reasonix.lazy import dataclass, field
 from reasonix.provider.types import Usage
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
     from typing import Any
 

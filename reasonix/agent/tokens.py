@@ -23,11 +23,11 @@ import math
 import re
 import threading
 from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from reasonix.lazy import dataclass
 from reasonix.provider.types import Message, ToolSchema
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
     from typing import Any
 

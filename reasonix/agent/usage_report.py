@@ -19,13 +19,13 @@ import json
 import os
 import time
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from reasonix.agent.telemetry import estimate_cost
-from reasonix.lazy import dataclass, field
 from reasonix.provider.types import Usage
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
     from typing import Any
 

@@ -24,12 +24,12 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from reasonix.errors import ProviderAPIError
 from reasonix.provider.overflow import MIN_WINDOW, OverflowFacts, overflow_facts
 from reasonix.slices import short_slices
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
     from typing import Any
 

@@ -19,6 +19,7 @@ import contextlib
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from reasonix.boot.runtime import Runtime
 from reasonix.cancel import Cancel
@@ -26,7 +27,6 @@ from reasonix.command.api import PickerItem
 from reasonix.command.registry import CommandRegistry, command_dirs
 from reasonix.errors import ConfigError, PluginError, SessionError, UsageError
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
     from typing import Any
 

@@ -14,7 +14,9 @@ find the live host through a holder, as the memory tools find the session.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from reasonix.agent.coordinator.goal import Budgets, GoalBook, update_goal_tool
 from reasonix.agent.coordinator.host import Host
@@ -27,14 +29,12 @@ from reasonix.agent.prompt import environment_summary
 from reasonix.agent.session import Session
 from reasonix.config.model import Config, ResolvedModel
 from reasonix.errors import ConfigError
-from reasonix.lazy import dataclass, replace
 from reasonix.permission.modes import Decision
 from reasonix.tool import Registry, Tool, ToolContext
 
 from .options import RuntimeOptions
 from .parts import budget_for, build_provider, price_for_model
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
     from typing import Any
 

@@ -18,14 +18,14 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from reasonix.config import paths
 from reasonix.config.model import Config
 from reasonix.errors import ConfigError, MissingAPIKey, ProviderError, ReasonixError
-from reasonix.lazy import asdict, dataclass
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
     from typing import Any
 

@@ -9,12 +9,12 @@ onto it; nothing here knows about argparse.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from reasonix.errors import UsageError
-from reasonix.lazy import dataclass, field
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
     from typing import Any
 

@@ -5,7 +5,9 @@ from __future__ import annotations
 import contextlib
 import importlib
 from collections.abc import Callable
+from dataclasses import asdict
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from reasonix.agent.budget import OutputBudget
 from reasonix.agent.memory.declared import MEMORY_TOOL_NAMES
@@ -14,12 +16,10 @@ from reasonix.agent.spend import RunBudget
 from reasonix.agent.window import ContextWindow
 from reasonix.config.model import Config, ResolvedModel
 from reasonix.errors import ConfigError, UsageError
-from reasonix.lazy import asdict
 from reasonix.tool import Registry, ToolContext
 
 from .permissions import naming_file
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
     from typing import Any
 

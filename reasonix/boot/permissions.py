@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from reasonix.agent.execute import EventApprover
 from reasonix.agent.session import Session
@@ -17,7 +18,6 @@ from reasonix.errors import ConfigError
 from reasonix.tool import ToolContext
 from reasonix.tool.ports import ToolPorts
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
     from typing import Any
 

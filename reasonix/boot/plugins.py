@@ -5,12 +5,12 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from reasonix.config.model import Config
 from reasonix.plugin.mcp.tools import LocalCapability, UseCapabilityTool
 from reasonix.tool import Registry
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
     from typing import Any
 

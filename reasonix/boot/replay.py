@@ -19,7 +19,9 @@ from __future__ import annotations
 import contextlib
 import shutil
 import tempfile
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from reasonix.agent.checkpoints import CheckpointStore
 from reasonix.agent.events import ApprovalRequested, Error, StepStart, ToolEnd
@@ -29,13 +31,11 @@ from reasonix.agent.session import read_records
 from reasonix.cancel import Cancel
 from reasonix.config.paths import sessions_dir
 from reasonix.errors import ConfigError
-from reasonix.lazy import dataclass, field
 from reasonix.permission import ApprovalChoice
 
 from .options import RuntimeOptions
 from .runtime import build_runtime
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
     from typing import Any
 

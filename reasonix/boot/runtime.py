@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from reasonix import idle
 from reasonix.agent.checkpoints import TurnRecorder
@@ -38,7 +40,6 @@ from reasonix.agent.subagent.skills import skill_index
 from reasonix.agent.window import ContextWindow
 from reasonix.config.model import Config, ResolvedModel
 from reasonix.errors import ReasonixError, UsageError
-from reasonix.lazy import replace
 from reasonix.tool import Registry, ToolContext
 
 from .coordination import (
@@ -69,7 +70,6 @@ from .plugins import start_plugins
 from .sessions import open_session
 from .subagents import attach_delegation, build_child_runtime, load_skills
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
     from typing import Any
 

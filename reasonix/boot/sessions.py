@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from reasonix.agent.session import (
     Session,
@@ -15,7 +16,6 @@ from reasonix.errors import SessionError, UsageError
 
 from .options import RuntimeOptions
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
     from typing import Any
 

@@ -23,6 +23,7 @@ import contextlib
 import threading
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from reasonix.agent.ports import ChildFactory, ChildRuntime
 from reasonix.agent.session import Session, read_records
@@ -37,7 +38,6 @@ from reasonix.tool import Registry, ToolContext
 from .options import RuntimeOptions
 from .parts import SUBAGENT_TOOLS
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
     from typing import Any
 

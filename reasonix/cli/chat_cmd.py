@@ -20,6 +20,7 @@ import signal
 import sys
 from collections.abc import Callable
 from types import FrameType
+from typing import TYPE_CHECKING
 
 from reasonix.agent.events import (
     ApprovalRequested,
@@ -45,7 +46,6 @@ from reasonix.command.registry import CommandRegistry, plain_text
 from reasonix.errors import ReasonixError
 from reasonix.permission import ApprovalChoice, ApprovalRequest
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
     from typing import Any, TypeVar
 

@@ -21,12 +21,12 @@ import importlib
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from reasonix.tool import Registry, builtin_names
 from reasonix.tool.builtin import BUILTIN_MODULES
 from reasonix.tool.catalog import CATALOG_PATH, catalog_entry, render_catalog
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
     from typing import Any
 

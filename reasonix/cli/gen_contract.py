@@ -11,12 +11,12 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from reasonix.tool import Registry
 from reasonix.tool.builtin import load_all
 from reasonix.tool.contract import CONTRACT_FILES, drifted, render_contract
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
     from typing import Any
 

@@ -14,6 +14,7 @@ import threading
 import webbrowser
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from reasonix.cli.safe_text import printable
 from reasonix.config import load
@@ -33,7 +34,6 @@ from reasonix.plugin.mcp.oauth_flow import (
 from reasonix.plugin.mcp.oauth_meta import Challenge
 from reasonix.plugin.mcp.oauth_store import OAuthState
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
     from typing import TextIO
 

@@ -23,12 +23,12 @@ import json
 import re
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from reasonix.cli.safe_text import printable
 from reasonix.config.safe_read import CONFIG_LIMIT, read_text
 from reasonix.lazy import Pattern
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
     from typing import Any
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Collection, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from reasonix.agent.events import (
     ApprovalRequested,
@@ -27,9 +29,7 @@ from reasonix.agent.events import (
     WebSearch,
 )
 from reasonix.agent.telemetry import Telemetry, estimate_cost, usage_fields
-from reasonix.lazy import dataclass, field
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
     from typing import IO, Any
 

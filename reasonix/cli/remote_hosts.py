@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import subprocess
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from reasonix.config import paths
 from reasonix.config.atomic import write_atomic
@@ -19,7 +20,6 @@ from reasonix.errors import ConfigError, UsageError
 from reasonix.lazy import Pattern
 from reasonix.remote.ssh import Host, validate_host
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
     from typing import Any
 

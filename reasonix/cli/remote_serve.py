@@ -17,6 +17,7 @@ import signal
 import sys
 import threading
 from types import FrameType
+from typing import TYPE_CHECKING
 
 from reasonix.cli.remote_agent import broker_for, local_pyz, remote_config
 from reasonix.cli.remote_forwards import ForwardSync
@@ -30,7 +31,6 @@ from reasonix.remote.errors import ConnectionLost, RemoteError
 from reasonix.remote.forward import Forward
 from reasonix.remote.serving import RELAY_PLACEHOLDER, RemoteServe
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
     from typing import Any
 

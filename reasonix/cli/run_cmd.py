@@ -21,6 +21,7 @@ import sys
 import threading
 import time
 from types import FrameType
+from typing import TYPE_CHECKING
 
 from reasonix.agent.events import (
     Done,
@@ -44,7 +45,6 @@ from reasonix.cli.safe_text import json_line, printable
 from reasonix.cli.setup_run import add_run_flags, build, read_prompt
 from reasonix.errors import Cancelled, ConfigError, ReasonixError, UsageError, classify
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
     import argparse
     from typing import IO, Any, NoReturn

@@ -22,10 +22,10 @@ from __future__ import annotations
 
 import json
 import re
+from typing import TYPE_CHECKING
 
 from reasonix.lazy import Pattern
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
     from typing import Any
 

@@ -9,10 +9,9 @@ runtime itself: that is ``reasonix/boot/``'s job for every frontend.
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 from reasonix.errors import UsageError
-
-TYPE_CHECKING = False  # not typing's: the chat view's first frame does not wait for typing
 
 if TYPE_CHECKING:
     import argparse

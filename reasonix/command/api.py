@@ -15,15 +15,12 @@ the registry can be written against it independently.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
 
-from reasonix.lazy import dataclass, field
-
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
-    from typing import Any, Protocol
-else:
-    from reasonix.protocols import Protocol
+    from typing import Any
 
 __all__ = [
     "CommandHost",

@@ -11,13 +11,13 @@ exception: they hand their own line back as the turn, which the host routes.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from reasonix.command.api import CommandHost, CommandResult, Completion, PickerItem
 from reasonix.command.planning import planning_commands
 from reasonix.command.registry import Command
 from reasonix.errors import UsageError
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
     from typing import Any
 

@@ -11,6 +11,7 @@ sent as the user turn, exactly like typed input.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from reasonix.command.api import CommandHost, CommandResult
 from reasonix.command.args import split_args
@@ -18,7 +19,6 @@ from reasonix.command.registry import Command
 from reasonix.errors import ReasonixError, UsageError
 from reasonix.lazy import Pattern
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
     from typing import Any
 

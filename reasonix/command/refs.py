@@ -44,12 +44,12 @@ import os
 import stat
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from reasonix.command.api import Completion
 from reasonix.errors import PathDenied
 from reasonix.lazy import Pattern
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
     from typing import Any
 

@@ -6,7 +6,8 @@ The public entry points are re-exported here and imported lazily, so
 
 from __future__ import annotations
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
+from typing import TYPE_CHECKING
+
 if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any

@@ -24,13 +24,13 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from reasonix.config.safe_read import read_bytes
 from reasonix.errors import ConfigError
-from reasonix.lazy import dataclass
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
     from typing import Any
 

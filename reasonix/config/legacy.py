@@ -8,10 +8,10 @@ dropped the next time Reasonix writes that file (:func:`save_setting`).
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from reasonix.config.schema import LEGACY_AGENT_KEYS, LEGACY_UPDATE_KEYS
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
     from typing import Any
 

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from reasonix.config import paths
 from reasonix.config.claude_settings import (
@@ -41,9 +43,7 @@ from reasonix.config.schema import (
 from reasonix.config.trust import TrustItem, WorkspaceTrust, decide
 from reasonix.config.trust_rules import KeyOwners, mcp_item, provider_item, scalar_item
 from reasonix.errors import ConfigError, MissingAPIKey
-from reasonix.lazy import replace
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
     from typing import Any
 

@@ -12,7 +12,9 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from reasonix.config.expand import Lookup, expand_vars
 from reasonix.config.layers import Layer, check_fields, check_type, header_problem
@@ -20,9 +22,7 @@ from reasonix.config.model import McpServerConfig
 from reasonix.config.safe_read import CONFIG_LIMIT, read_text
 from reasonix.config.schema import MCP_CONCURRENCY, MCP_TYPES
 from reasonix.errors import ConfigError
-from reasonix.lazy import replace
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
     from typing import Any
 

@@ -6,13 +6,14 @@ classes only hold effective values with their documented defaults (CFG-8).
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
 from reasonix.config.claude_settings import RuleOrigin
 from reasonix.config.hooks import HookSpec
 from reasonix.config.trust import WorkspaceTrust
 from reasonix.errors import ConfigError
-from reasonix.lazy import dataclass, field
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
     from typing import Any
 

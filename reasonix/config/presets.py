@@ -9,10 +9,11 @@ provider overrides them, and unknown models simply have no price.
 
 from __future__ import annotations
 
-from reasonix.config.model import ModelOverride, ProviderConfig
-from reasonix.lazy import dataclass
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
+from reasonix.config.model import ModelOverride, ProviderConfig
+
 if TYPE_CHECKING:
     from typing import Any
 

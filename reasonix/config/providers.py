@@ -7,6 +7,7 @@ before untouched presets so a bare model name prefers the user's endpoint.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from reasonix.config.layers import Layer, check_fields, check_type, header_problem
@@ -14,7 +15,6 @@ from reasonix.config.model import ModelOverride, ProviderConfig
 from reasonix.config.presets import presets
 from reasonix.config.schema import PROVIDER_KINDS
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any

@@ -24,10 +24,10 @@ import errno
 import os
 import stat
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from reasonix.errors import ConfigError, ReasonixError
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
     from typing import BinaryIO
 

@@ -11,15 +11,16 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from reasonix.config.atomic import write_atomic
 from reasonix.config.safe_read import CONFIG_LIMIT, read_text
 from reasonix.config.tomlparse import key_of, loads, split_header
 from reasonix.errors import ConfigError
-from reasonix.lazy import Pattern, dataclass
+from reasonix.lazy import Pattern
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
     from typing import Any
 

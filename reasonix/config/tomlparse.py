@@ -20,10 +20,10 @@ import json
 import os
 import re
 import sys
+from typing import TYPE_CHECKING
 
 from reasonix.errors import ConfigError
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
     from typing import Any
 

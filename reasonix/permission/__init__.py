@@ -13,9 +13,10 @@ write-scope and sandbox-escape questions in :mod:`.scope` and :mod:`.escape`.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from reasonix.lazy import lazy_exports
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
     from reasonix.permission.approval import (
         ApprovalChoice,

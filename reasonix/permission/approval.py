@@ -16,15 +16,15 @@ import enum
 import os
 import threading
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from reasonix.errors import ConfigError, ReasonixError
-from reasonix.lazy import dataclass, field
 from reasonix.permission.modes import Decision, Mode
 from reasonix.permission.policy import Policy, Verdict
 from reasonix.permission.rules import parse_rule
 from reasonix.permission.suggest import conservative_prefix_rule
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
     from typing import Any
 

@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from reasonix.errors import ConfigError
-from reasonix.lazy import Pattern, dataclass, replace
+from reasonix.lazy import Pattern
 from reasonix.permission.modes import Decision, Mode, parse_mode
 from reasonix.permission.rules import (
     EDIT_TOOLS,
@@ -31,7 +33,6 @@ from reasonix.permission.rules import (
 )
 from reasonix.permission.suggest import suggest_rule
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:  # the bash classifier loads with the first bash call it judges
     from typing import Any
 

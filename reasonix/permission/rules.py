@@ -17,13 +17,14 @@ from __future__ import annotations
 
 import posixpath
 import re
+from dataclasses import dataclass
 from functools import lru_cache
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from reasonix.errors import ConfigError
-from reasonix.lazy import Pattern, dataclass
+from reasonix.lazy import Pattern
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
     from typing import Any, Literal
 

@@ -13,8 +13,7 @@ from __future__ import annotations
 import enum
 import os
 from collections.abc import Callable, Iterable
-
-from reasonix.lazy import dataclass, field
+from dataclasses import dataclass, field
 
 __all__ = ["ScopeChoice", "ScopeGate", "ScopeOutcome", "ScopeRequest"]
 

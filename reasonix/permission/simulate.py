@@ -13,13 +13,13 @@ from __future__ import annotations
 import shlex
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from reasonix.lazy import dataclass, field
 from reasonix.permission.modes import Decision
 from reasonix.permission.policy import Policy
 from reasonix.permission.rules import parse_rule
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
     from typing import Any
 

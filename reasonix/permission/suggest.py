@@ -8,11 +8,11 @@ is the optional wider choice (``Bash(git push:*)``). Pure: strings in, a rule ou
 from __future__ import annotations
 
 import posixpath
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from reasonix.permission.rules import EDIT_TOOLS, subjects
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
     from typing import Any
 

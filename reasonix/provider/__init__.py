@@ -8,16 +8,14 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Protocol
 
 from reasonix.cancel import Cancel
 from reasonix.errors import ConfigError
 from reasonix.provider.types import Chunk, Request
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
-    from typing import Any, Protocol
-else:
-    from reasonix.protocols import Protocol
+    from typing import Any
 
 __all__ = ["Provider", "ProviderFactory", "kinds", "new", "register"]
 

@@ -10,21 +10,19 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Protocol
 from urllib.parse import urlsplit
 
 from reasonix.cancel import Cancel
 from reasonix.errors import MissingAPIKey, ProviderAPIError, ProviderError, ProviderStreamError
-from reasonix.lazy import dataclass, field
 from reasonix.provider.http import HTTPClient, StreamResponse, vendor_message
 from reasonix.provider.sampling import Refusals
 from reasonix.provider.sse import ServerSentEvent, SSEDecoder
 from reasonix.provider.types import Chunk, Request, ToolCall
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
-    from typing import Any, Protocol
-else:
-    from reasonix.protocols import Protocol
+    from typing import Any
 
 __all__ = [
     "Folder",

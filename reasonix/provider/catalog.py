@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import urllib.error
 import urllib.request
+from typing import TYPE_CHECKING
 
 from reasonix.errors import (
     ProviderAPIError,
@@ -20,7 +21,6 @@ from reasonix.errors import (
 from reasonix.provider.base import join_url
 from reasonix.provider.http import USER_AGENT, CertificateError, translate
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
     from typing import Any
 

@@ -23,11 +23,11 @@ import socket
 import sys
 import time
 from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING
 
 from reasonix import idle
 from reasonix.provider.sockets import SocketSlot, connect, readable
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
     from typing import Any
 

@@ -31,6 +31,8 @@ import threading
 import time
 import weakref
 from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from reasonix import __version__
 from reasonix.cancel import Cancel
@@ -43,10 +45,8 @@ from reasonix.errors import (
     ProviderTimeout,
     ReasonixError,
 )
-from reasonix.lazy import dataclass
 from reasonix.provider.sockets import SocketSlot
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
     import ssl
     import urllib.request

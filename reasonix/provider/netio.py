@@ -15,11 +15,11 @@ import socket
 import ssl
 import urllib.request
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from reasonix import idle
 from reasonix.provider.sockets import SocketSlot, connect, readable, wire_host
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
     from typing import Any
 

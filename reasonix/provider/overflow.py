@@ -17,8 +17,7 @@ from __future__ import annotations
 
 import functools
 import re
-
-from reasonix.lazy import dataclass
+from dataclasses import dataclass
 
 __all__ = ["MIN_WINDOW", "OverflowFacts", "overflow_facts"]
 

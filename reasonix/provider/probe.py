@@ -28,12 +28,12 @@ import json
 import re
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 from urllib.parse import quote, urlsplit, urlunsplit
 
-from reasonix.lazy import dataclass
 from reasonix.provider.http import USER_AGENT
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
     import urllib.request
     from typing import Any

@@ -9,8 +9,8 @@ from __future__ import annotations
 import re
 import time
 from datetime import datetime
+from typing import TYPE_CHECKING
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
     from typing import Any
 

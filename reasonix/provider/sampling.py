@@ -16,10 +16,10 @@ Two things every kind shares (issue 33):
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 from reasonix.lazy import Pattern
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any

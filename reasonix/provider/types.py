@@ -7,10 +7,9 @@ a provider turns it into wire bytes and yields :class:`Chunk` values back.
 from __future__ import annotations
 
 import enum
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from reasonix.lazy import dataclass, field
-
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
     from typing import Any
 

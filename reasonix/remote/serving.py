@@ -15,14 +15,14 @@ from __future__ import annotations
 import json
 import secrets
 import shlex
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from reasonix.lazy import dataclass
 from reasonix.remote.bootstrap import Installed
 from reasonix.remote.connection import Connection
 from reasonix.remote.errors import RemoteError
 from reasonix.remote.session import TOKEN_VAR
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
     from typing import Any
 

@@ -12,16 +12,10 @@ request is described by its method, path, headers and peer address.
 from __future__ import annotations
 
 import ipaddress
-
-from reasonix.lazy import dataclass
+from dataclasses import dataclass
+from typing import Protocol
 
 from .auth import RateLimiter, Secrets
-
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
-if TYPE_CHECKING:
-    from typing import Protocol
-else:
-    from reasonix.protocols import Protocol
 
 __all__ = ["CSRF_HEADER", "PUBLIC_PATHS", "Guard", "Headers", "Verdict", "is_loopback"]
 

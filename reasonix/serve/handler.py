@@ -33,6 +33,7 @@ import json
 import socket
 import time
 from http.server import BaseHTTPRequestHandler
+from typing import TYPE_CHECKING
 from urllib.parse import parse_qs, urlsplit
 
 from reasonix.errors import ConfigError, ReasonixError, UsageError
@@ -44,7 +45,6 @@ from .manager import NotFound
 from .slot import Busy
 from .sse import comment
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
     from typing import Any
 

@@ -17,10 +17,10 @@ import socket
 import threading
 import time
 from collections import deque
+from typing import TYPE_CHECKING
 
 from .sse import SseEvent, encode
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
     from typing import Any
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import threading
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from reasonix.agent.session import find_session, list_sessions
 from reasonix.boot import PERMISSION_MODES, RuntimeOptions, build_runtime
@@ -20,7 +21,6 @@ from reasonix.lazy import Pattern
 
 from .slot import Busy, Slot
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
     from typing import Any
 

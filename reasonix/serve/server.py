@@ -14,18 +14,18 @@ import contextlib
 import socket
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass
 from http.server import ThreadingHTTPServer
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from reasonix.errors import ConfigError
-from reasonix.lazy import dataclass
 
 from .auth import RateLimiter, Secrets, new_token
 from .guard import Guard, Headers, is_loopback
 from .handler import Handler, refusal
 from .manager import Manager
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
     from typing import Any
 

@@ -20,6 +20,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from reasonix.agent.events import ApprovalRequested
 from reasonix.agent.session import make_title, read_records
@@ -32,7 +33,6 @@ from .commands import Commands
 from .hub import Hub
 from .wire import approval_payload, event_payload, history_items
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
     from typing import Any
 

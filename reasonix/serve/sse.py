@@ -11,7 +11,9 @@ the field). A line starting with ``:`` is a comment: used as a keep-alive.
 
 from __future__ import annotations
 
-from reasonix.lazy import Pattern, dataclass
+from dataclasses import dataclass
+
+from reasonix.lazy import Pattern
 
 __all__ = ["SseEvent", "comment", "encode"]
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING
 
 from reasonix.agent.events import (
     Done,
@@ -30,7 +31,6 @@ from reasonix.agent.prompt import typed_text
 from reasonix.permission.approval import summarize_call
 from reasonix.provider.types import Usage
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
     from typing import Any
 

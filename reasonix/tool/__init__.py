@@ -16,19 +16,17 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from reasonix.cancel import Cancel
 from reasonix.errors import ConfigError
-from reasonix.lazy import dataclass, field
 
 from .ports import ToolPorts
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
-    from typing import Any, Protocol, runtime_checkable
-else:
-    from reasonix.protocols import Protocol, runtime_checkable
+    from typing import Any
 
 __all__ = [
     "CONTENT_LIMIT_BYTES",

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from reasonix.errors import Cancelled, ReasonixError, ToolError
-from reasonix.lazy import dataclass, field
 from reasonix.tool import ToolContext, ToolResult
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
     from typing import Any
 

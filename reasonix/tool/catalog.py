@@ -12,9 +12,10 @@ module each came from (``python -m reasonix.cli.gen_catalog`` does).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from reasonix.tool import Tool, canonicalize_schema
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
     from typing import Any
 

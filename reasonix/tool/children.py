@@ -38,8 +38,8 @@ import sys
 import threading
 from _queue import SimpleQueue  # put/get only; not the `queue` module
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
     from typing import Any
 

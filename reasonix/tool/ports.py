@@ -18,17 +18,12 @@ before a port is called, exactly as on the local path.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
 
-from reasonix.lazy import dataclass
-
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
-    from typing import Protocol
-
     from reasonix.cancel import Cancel
-else:
-    from reasonix.protocols import Protocol
 
 __all__ = ["FileChange", "FileIO", "TerminalPort", "TerminalRun", "ToolPorts"]
 

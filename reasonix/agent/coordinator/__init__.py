@@ -15,9 +15,10 @@ Only ``reasonix/boot`` assembles these.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from reasonix.lazy import lazy_exports
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
     from reasonix.agent.coordinator.coordinator import Coordinator
     from reasonix.agent.coordinator.goal import Budgets, Goal, GoalBook, update_goal_tool

@@ -25,18 +25,16 @@ import json
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Protocol
 
 from reasonix.digest import sha256_hex
 from reasonix.errors import ToolError
-from reasonix.lazy import asdict, dataclass, field
 from reasonix.tool import ToolContext, ToolResult
 from reasonix.tool.base import FunctionTool
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
-    from typing import Any, Protocol
-else:
-    from reasonix.protocols import Protocol
+    from typing import Any
 
 __all__ = [
     "REPLAN_AFTER",

@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Generator, Iterator, Mapping
+from typing import TYPE_CHECKING
 
 from reasonix.cancel import Cancel
 from reasonix.errors import ReasonixError, UsageError
@@ -35,7 +36,6 @@ from .plan import Plan, PlanBook, approved_text, ask_approval, handoff_text
 from .planmode import PlanMode
 from .routing import Route, RouteDecision, TurnMeta, route
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:  # the Coordinator (two models) is imported only when one is built
     from typing import Any
 

@@ -15,21 +15,20 @@ import os
 import re
 import time
 from collections.abc import Callable, Generator, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
 
 from reasonix.cancel import Cancel
 from reasonix.config.paths import sessions_dir
-from reasonix.lazy import Pattern, asdict, dataclass, field
+from reasonix.lazy import Pattern
 from reasonix.permission.approval import ApprovalChoice, ApprovalRequest
 
 from ..directives import PLAN_HEADINGS
 from ..events import ApprovalRequested, Event
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
-    from typing import Any, Protocol
-else:
-    from reasonix.protocols import Protocol
+    from typing import Any
 
 __all__ = [
     "Plan",

@@ -19,6 +19,7 @@ asking; nested/indirect bash still asks, and no later plan is approved by it.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from reasonix.errors import ToolError
 from reasonix.permission.approval import ApprovalChoice, ApprovalRequest
@@ -28,7 +29,6 @@ from reasonix.tool.base import FunctionTool
 
 from .plan import Plan, PlanBook
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
     from typing import Any
 

@@ -18,6 +18,8 @@ from the :class:`~reasonix.tool.ToolContext`:
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from reasonix.agent.memory.catalog import Memory
 from reasonix.agent.memory.facts import FACT_TYPES, Fact, FactError
 from reasonix.agent.memory.policy import WriteSurface, decide_memory_write
@@ -26,7 +28,6 @@ from reasonix.permission.modes import Decision, Mode, parse_mode
 from reasonix.tool import ToolContext, ToolResult
 from reasonix.tool.base import FunctionTool
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
     from typing import Any
 

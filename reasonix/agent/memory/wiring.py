@@ -25,6 +25,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
 
 from reasonix.agent.memory.declared import (
     MEMORY_TOOL_NAMES,
@@ -37,15 +38,12 @@ from reasonix.errors import ToolError
 from reasonix.permission.modes import Mode, parse_mode
 from reasonix.tool import Tool, ToolContext
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:  # the stores, BM25, the tools and the approval types load on first use
-    from typing import Any, Protocol
+    from typing import Any
 
     from reasonix.agent.memory.catalog import Memory
     from reasonix.permission.approval import ApprovalRequest
     from reasonix.plugin.mcp.tools import LocalCapability
-else:
-    from reasonix.protocols import Protocol
 
 __all__ = [
     "MEMORY_TOOL_NAMES",

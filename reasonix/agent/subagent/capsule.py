@@ -15,11 +15,10 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from reasonix.lazy import asdict, dataclass, field
-
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
     from typing import Any
 

@@ -19,15 +19,15 @@ criteria, the child's own prose, then the host receipts.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from reasonix.errors import ToolError
-from reasonix.lazy import dataclass, field
 from reasonix.tool import ToolContext, ToolResult
 from reasonix.tool.base import FunctionTool
 
 from .ledger import Ledger
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
     from typing import Any
 

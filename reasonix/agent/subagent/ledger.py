@@ -11,15 +11,16 @@ succeeded on it. Completion reports are judged against these receipts
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from reasonix.errors import PathDenied
-from reasonix.lazy import Pattern, dataclass, field
+from reasonix.lazy import Pattern
 from reasonix.tool.paths import real_path
 
 from ..events import Event, ToolEnd, ToolStart
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
     from typing import Any
 

@@ -9,13 +9,12 @@ child like any other runtime. Nothing here decides anything.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
-
-from reasonix.lazy import dataclass
+from typing import TYPE_CHECKING
 
 from .scope import Narrowing
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
     from typing import Any
 

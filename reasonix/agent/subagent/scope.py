@@ -22,15 +22,15 @@ before any server process is started or restarted.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
-from reasonix.lazy import dataclass, replace
 from reasonix.tool import Registry, ToolContext
 
 from .claims import WriteClaim
 from .ledger import PATH_WRITERS
 from .tool_schemas import DELEGATION_TOOLS, READ_ONLY_DELEGATION
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
     from typing import Any
 

@@ -16,11 +16,11 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from reasonix.cancel import Cancel
 from reasonix.errors import ReasonixError, ToolError
-from reasonix.lazy import dataclass, field
 from reasonix.tool import canonical_json
 
 from ..events import ApprovalRequested, Done, Error, Notice
@@ -38,7 +38,8 @@ from .spec import ProfileExecSpec
 
 __all__ = ["ChildOutcome", "ModelChoice", "SessionDelegation", "TaskTool"]
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
+from typing import TYPE_CHECKING
+
 if TYPE_CHECKING:
     from typing import Any
 

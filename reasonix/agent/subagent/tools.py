@@ -12,6 +12,7 @@ them from the skill index. ``--ablate subagent`` removes the first four;
 from __future__ import annotations
 
 import threading
+from typing import TYPE_CHECKING
 
 from reasonix.errors import ReasonixError, ToolError
 from reasonix.tool import ToolContext, ToolResult
@@ -25,7 +26,6 @@ from .spawn import ChildOutcome, TaskTool
 from .spec import CapabilityGrant, ContextRequest, ProfileExecSpec, TaskSpec
 from .tool_schemas import DESCRIPTIONS, FLEET_MAX, FLEET_MIN, READ_ONLY, SCHEMAS
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
     from typing import Any
 

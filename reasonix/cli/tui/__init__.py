@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import TYPE_CHECKING
 
-TYPE_CHECKING = False  # argparse only for the type checker: a plain command line is data
 if TYPE_CHECKING:
     import argparse
 

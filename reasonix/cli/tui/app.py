@@ -27,6 +27,8 @@ try:
 except ImportError:  # an interpreter without CPython's C queue
     from queue import Empty, SimpleQueue  # type: ignore[assignment]
 
+from typing import TYPE_CHECKING
+
 from .control import Controls
 from .facts import complete_ref, complete_slash
 from .guard import Diverted, call_key, install_signals, report_crash, restore_signals
@@ -42,7 +44,6 @@ from .state import (
 )
 from .view import render_frame, tail_rows
 
-TYPE_CHECKING = False  # typing is not imported at run time: the first frame comes sooner
 if TYPE_CHECKING:
     import argparse
     import threading

@@ -9,9 +9,10 @@ completion reads at most one directory level and runs on the UI thread.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from reasonix.command.api import CommandResult
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
     from typing import Any
 

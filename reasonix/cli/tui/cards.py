@@ -7,12 +7,13 @@ collapsed cards show the first lines and say how many more there are.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .diff import EDIT_TOOLS, diff_rows, diff_stats
 from .markdown import MarkdownCache
 from .state import AnswerBlock, Block, NoticeBlock, ReasoningBlock, ToolBlock, UserBlock
 from .width import Line, fit, wrap_spans
 
-TYPE_CHECKING = False  # typing is not imported at run time: the first frame comes sooner
 if TYPE_CHECKING:
     from typing import Any
 

@@ -24,7 +24,7 @@ from .state import (
 
 __all__ = ["Action", "Controls"]
 
-TYPE_CHECKING = False  # typing is not imported at run time: the first frame comes sooner
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from typing import Any

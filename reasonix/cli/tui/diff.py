@@ -12,10 +12,10 @@ ran), the diff falls back to the call's own old and new strings.
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 from .width import Line, wrap_spans
 
-TYPE_CHECKING = False  # typing is not imported at run time: the first frame comes sooner
 if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any

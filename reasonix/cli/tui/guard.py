@@ -11,8 +11,8 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+from typing import TYPE_CHECKING
 
-TYPE_CHECKING = False  # typing is not imported at run time: the first frame comes sooner
 if TYPE_CHECKING:
     import signal
     from typing import Any

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from reasonix.agent.prompt import typed_text
 from reasonix.cli.safe_text import printable
@@ -27,7 +28,6 @@ from .state import (
     UserBlock,
 )
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
     from typing import Any
 

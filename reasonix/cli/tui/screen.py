@@ -14,12 +14,11 @@ import curses
 import os
 import select
 import sys
+from typing import TYPE_CHECKING
 
 from .keys import Key, KeyDecoder
 from .view import changed_rows
 from .width import Line
-
-TYPE_CHECKING = False  # the locale module only for the type checker (see below)
 
 
 def _use_the_users_locale() -> None:

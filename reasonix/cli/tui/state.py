@@ -15,8 +15,8 @@ overlay class must be added there, and the layout test checks that it is.
 from __future__ import annotations
 
 import itertools
+from typing import TYPE_CHECKING
 
-TYPE_CHECKING = False  # typing is not imported at run time: the first frame comes sooner
 if TYPE_CHECKING:
     from typing import Any
 

@@ -16,10 +16,10 @@ import signal
 import subprocess
 import threading
 import time
+from typing import TYPE_CHECKING
 
 from reasonix.cli.safe_text import printable
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any

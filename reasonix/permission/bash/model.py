@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import enum
 import posixpath
-
-from reasonix.lazy import dataclass
+from dataclasses import dataclass
 
 __all__ = ["BashAnalysis", "Kind", "Segment"]
 

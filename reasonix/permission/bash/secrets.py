@@ -28,10 +28,10 @@ import os
 import posixpath
 import stat
 from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING
 
 from reasonix.lazy import Pattern
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
     import re
 

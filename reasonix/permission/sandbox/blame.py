@@ -15,9 +15,10 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
-from reasonix.lazy import Pattern, dataclass
+from reasonix.lazy import Pattern
 
 __all__ = ["Blame", "sandbox_blame"]
 

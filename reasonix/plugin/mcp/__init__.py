@@ -18,9 +18,10 @@ The agent layer needs only :class:`McpManager` (see its module docstring).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from reasonix.lazy import lazy_exports
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
     from reasonix.plugin.mcp.manager import McpManager, PromptInfo, ResourceInfo
     from reasonix.plugin.mcp.runtime import ServerStatus

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from reasonix import __version__
 from reasonix.cancel import Cancel
@@ -35,7 +36,6 @@ from reasonix.plugin.mcp.jsonrpc import (
 from reasonix.plugin.mcp.session import ProgressCallback, Session
 from reasonix.plugin.mcp.transport import Transport
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
     from typing import Any
 

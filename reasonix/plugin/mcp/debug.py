@@ -12,12 +12,12 @@ import json
 import threading
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from reasonix.cancel import Cancel
 from reasonix.plugin.mcp.jsonrpc import FramingError, Message, RequestId, encode
 from reasonix.plugin.mcp.transport import Closed, Incoming, Transport, TransportError
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
     from typing import IO
 

@@ -9,16 +9,14 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Mapping
+from typing import TYPE_CHECKING, Protocol
 from urllib.parse import urljoin, urlsplit
 
 from reasonix.lazy import Pattern
 from reasonix.plugin.mcp.jsonrpc import Message, Notification, Request
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
-    from typing import Any, Protocol
-else:
-    from reasonix.protocols import Protocol
+    from typing import Any
 
 __all__ = [
     "ACCEPT_BOTH",

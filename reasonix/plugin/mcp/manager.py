@@ -33,14 +33,15 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from reasonix.cancel import Cancel
 from reasonix.config.expand import Lookup, chain_lookup, environ_lookup
 from reasonix.config.model import McpServerConfig
 from reasonix.config.paths import state_dir
 from reasonix.errors import PluginError
-from reasonix.lazy import dataclass, field
 from reasonix.plugin.mcp.connect import ConnectOptions
 from reasonix.plugin.mcp.debug import DebugLog
 from reasonix.plugin.mcp.httpwire import AuthHook
@@ -49,7 +50,6 @@ from reasonix.plugin.mcp.runtime import ServerRuntime, ServerStatus
 from reasonix.plugin.mcp.tools import Allow, LocalCapability, McpTool, UseCapabilityTool
 from reasonix.tool import Tool
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
     from typing import Any
 

@@ -13,13 +13,13 @@ import json
 import urllib.error
 import urllib.request
 from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 from urllib.parse import urlencode
 
 from reasonix.errors import PluginError
-from reasonix.lazy import dataclass
 from reasonix.plugin.mcp.httpwire import same_origin
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
     from typing import IO, Any
 

@@ -21,13 +21,14 @@ import base64
 import hashlib
 import secrets
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 from urllib.parse import quote, urlencode, urlsplit, urlunsplit
 
 from reasonix.errors import PluginError
-from reasonix.lazy import Pattern, dataclass, field
+from reasonix.lazy import Pattern
 from reasonix.plugin.mcp.httpwire import same_origin
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
     from typing import Any
 

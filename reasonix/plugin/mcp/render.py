@@ -9,10 +9,10 @@ resources as their text (or a placeholder for blobs), resource links as the URI.
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 from reasonix.lazy import Pattern
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
     from typing import Any
 

@@ -13,13 +13,14 @@ import json
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from reasonix.cancel import Cancel
 from reasonix.config.expand import Lookup
 from reasonix.config.mcp import expand_server
 from reasonix.config.model import McpServerConfig
 from reasonix.errors import Cancelled, ConfigError, PluginError
-from reasonix.lazy import dataclass, field
 from reasonix.plugin.mcp.client import McpClient
 from reasonix.plugin.mcp.connect import ConnectOptions, open_client
 from reasonix.plugin.mcp.errors import ConnectionLost, McpTimeout, RpcError
@@ -27,7 +28,6 @@ from reasonix.plugin.mcp.gate import Gate, default_concurrency
 from reasonix.plugin.mcp.render import render_tool_result
 from reasonix.tool import ToolResult
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
     from typing import Any
 

@@ -12,10 +12,10 @@ from __future__ import annotations
 import itertools
 import threading
 from collections.abc import Callable, Collection
+from dataclasses import dataclass, field
 
 from reasonix.cancel import Cancel
 from reasonix.errors import Cancelled, PluginError
-from reasonix.lazy import dataclass, field
 from reasonix.plugin.mcp.errors import ConnectionLost, HttpStatusError, McpTimeout, RpcError
 from reasonix.plugin.mcp.jsonrpc import (
     INTERNAL_ERROR,
@@ -31,7 +31,8 @@ from reasonix.plugin.mcp.transport import Closed, Transport, TransportError
 
 __all__ = ["ProgressCallback", "RequestHandler", "Session"]
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
+from typing import TYPE_CHECKING
+
 if TYPE_CHECKING:
     from typing import Any
 

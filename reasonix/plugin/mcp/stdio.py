@@ -17,6 +17,7 @@ import sys
 import threading
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from reasonix.cancel import Cancel
 from reasonix.errors import PluginError
@@ -24,7 +25,6 @@ from reasonix.plugin.mcp.jsonrpc import FramingError, Message, decode_line, enco
 from reasonix.plugin.mcp.transport import Closed, Inbox, Incoming
 from reasonix.tool.children import popen
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
     from typing import IO
 

@@ -25,6 +25,7 @@ import http.client
 import json
 import threading
 from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING
 
 from reasonix.cancel import Cancel
 from reasonix.errors import PluginError
@@ -49,7 +50,6 @@ from reasonix.plugin.mcp.jsonrpc import (
 from reasonix.plugin.mcp.transport import Closed, Inbox, Incoming, TransportError
 from reasonix.provider.sse import SSEDecoder
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
     from typing import Any
 

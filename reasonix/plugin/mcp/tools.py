@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from reasonix.errors import ReasonixError
-from reasonix.lazy import dataclass, field
 from reasonix.plugin.mcp.render import tool_id
 from reasonix.tool import ToolContext, ToolResult
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:  # types only: use_capability must not pull in the transports
     from typing import Any
 

@@ -10,16 +10,14 @@ thread of the session sees everything that happened and decides what it means.
 from __future__ import annotations
 
 import queue
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from reasonix.cancel import Cancel
-from reasonix.lazy import dataclass
 from reasonix.plugin.mcp.jsonrpc import FramingError, Message, RequestId
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
-    from typing import Protocol, TypeAlias, runtime_checkable
-else:
-    from reasonix.protocols import Protocol, runtime_checkable
+    from typing import TypeAlias
 
 __all__ = ["Closed", "Inbox", "Incoming", "Transport", "TransportError"]
 

@@ -7,6 +7,8 @@ else ``<base_url>/v1/messages`` (``/messages`` when base_url already ends in
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from reasonix.provider import register
 from reasonix.provider.anthropic.fold import AnthropicFolder
 from reasonix.provider.anthropic.wire import encode_body
@@ -15,7 +17,6 @@ from reasonix.provider.budget import resolve_max_tokens
 from reasonix.provider.sampling import configured
 from reasonix.provider.types import Request
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
     from typing import Any
 

@@ -16,6 +16,7 @@ noted in :attr:`AnthropicFolder.notes`; they never end the turn.
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 from reasonix.errors import ProviderStreamError
 from reasonix.provider.anthropic.wire import META_KEY, PARAGRAPH
@@ -30,7 +31,6 @@ from reasonix.provider.types import (
     WebSearchResult,
 )
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
     from typing import Any
 

@@ -26,12 +26,12 @@ tool list is the same bytes each turn. Its blocks (``server_tool_use`` and
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from reasonix.provider.base import merge_extra, parse_arguments
 from reasonix.provider.sampling import allowed
 from reasonix.provider.types import Message, Request, Role, ToolSchema
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
     from typing import Any
 

@@ -6,6 +6,8 @@ else ``<base_url>/responses``; ``chat_url`` is ignored (PROV-8).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from reasonix.provider import register
 from reasonix.provider.base import Folder, SSEProvider, host_of, join_url
 from reasonix.provider.responses.fold import ResponsesFolder
@@ -13,7 +15,6 @@ from reasonix.provider.responses.wire import encode_body
 from reasonix.provider.sampling import configured
 from reasonix.provider.types import Request
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
     from typing import Any
 

@@ -21,6 +21,8 @@ it becomes one WEB_SEARCH chunk. The API reports no search count in
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from reasonix.errors import ProviderStreamError
 from reasonix.provider.base import PartialCall, as_int, load_event, stream_error
 from reasonix.provider.responses.wire import META_KEY, part_text, shown_text
@@ -34,7 +36,6 @@ from reasonix.provider.types import (
     WebSearchResult,
 )
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
     from typing import Any
 

@@ -19,12 +19,12 @@ the function tools on every request, and asks for the searched sources
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from reasonix.provider.base import merge_extra
 from reasonix.provider.sampling import allowed
 from reasonix.provider.types import Message, Request, Role, ToolCall, ToolSchema
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
     from typing import Any
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from reasonix.errors import PathDenied, ToolError
 from reasonix.permission.escape import EscapeGate
@@ -24,7 +25,6 @@ from reasonix.permission.sandbox import SandboxSettings
 from reasonix.tool import ToolContext, ToolResult
 from reasonix.tool.paths import base_dir, real_path
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
     from typing import Any
 

@@ -13,6 +13,7 @@ frontends such as ``reasonix acp`` import it.)
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from reasonix.errors import ReasonixError
 from reasonix.tool import ToolContext
@@ -21,7 +22,6 @@ from reasonix.tool.builtin._files import load_text
 from reasonix.tool.paths import display_path, resolve_read
 from reasonix.tool.ports import FileChange
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
     from typing import Any
 

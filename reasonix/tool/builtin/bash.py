@@ -22,10 +22,11 @@ from __future__ import annotations
 import codecs
 import os
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from reasonix.errors import SandboxUnavailable, ToolError
-from reasonix.lazy import replace
 from reasonix.permission.sandbox import SandboxSettings, default_cache_roots, wrap_command
 from reasonix.tool import CONTENT_LIMIT_BYTES, ToolContext, ToolResult, register_builtin
 from reasonix.tool.base import FunctionTool
@@ -35,7 +36,6 @@ from reasonix.tool.builtin._proc import run_command
 from reasonix.tool.paths import base_dir
 from reasonix.which import which
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
     from typing import Any
 

@@ -12,6 +12,7 @@ import ast
 import functools
 import os
 import re
+from typing import TYPE_CHECKING
 
 from reasonix.tool import ToolContext, ToolResult, register_builtin
 from reasonix.tool.base import FunctionTool
@@ -23,7 +24,6 @@ from reasonix.tool.builtin._search_common import (
     resolve_existing,
 )
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
     from typing import Any
 

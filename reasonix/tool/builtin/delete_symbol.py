@@ -8,6 +8,7 @@ delete_range. The result must still parse, or nothing is written.
 from __future__ import annotations
 
 import ast
+from typing import TYPE_CHECKING
 
 from reasonix.errors import ToolError
 from reasonix.tool import ToolContext, ToolResult, register_builtin
@@ -19,7 +20,6 @@ from reasonix.tool.builtin._files import (
     unified_diff,
 )
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
     from typing import Any
 

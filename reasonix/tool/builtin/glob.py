@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from reasonix.errors import ToolError
 from reasonix.lazy import Pattern
@@ -17,7 +18,6 @@ from reasonix.tool.builtin._search_common import (
     resolve_existing,
 )
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
     from typing import Any
 

@@ -8,6 +8,8 @@ does; both go through one formatter, so the output is the same either way
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from reasonix.cancel import Cancel
 from reasonix.errors import Cancelled, ToolError
 from reasonix.tool import ToolContext, ToolResult, register_builtin
@@ -22,7 +24,6 @@ from reasonix.tool.builtin._search_common import (
 )
 from reasonix.which import which
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
     from typing import Any
 

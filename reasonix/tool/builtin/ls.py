@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from reasonix.errors import Cancelled
 from reasonix.tool import ToolContext, ToolResult, register_builtin
@@ -15,7 +16,6 @@ from reasonix.tool.builtin._search_common import (
     resolve_existing,
 )
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
     from typing import Any
 

@@ -6,6 +6,7 @@ import errno
 import os
 import shutil
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from reasonix.errors import ToolError
 from reasonix.tool import ToolContext, ToolResult, register_builtin
@@ -13,7 +14,6 @@ from reasonix.tool.base import FunctionTool
 from reasonix.tool.builtin._files import WALK_NEEDS_READ, open_real_dir
 from reasonix.tool.paths import display_path, resolve_read, resolve_write
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
     from typing import Any
 

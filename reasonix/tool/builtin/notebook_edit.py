@@ -8,13 +8,13 @@ this tool works on cells and re-serialises the notebook the way Jupyter does
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 from reasonix.errors import ToolError
 from reasonix.tool import ToolContext, ToolResult, register_builtin
 from reasonix.tool.base import FunctionTool
 from reasonix.tool.builtin._files import load_text, resolve_edit
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
     from typing import Any
 

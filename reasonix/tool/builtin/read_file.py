@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from reasonix.errors import ToolError
 from reasonix.tool import CONTENT_LIMIT_BYTES, ToolContext, ToolResult, register_builtin
@@ -20,7 +21,6 @@ from reasonix.tool.builtin._files import (
 from reasonix.tool.builtin._regular import NotRegularFile, open_regular
 from reasonix.tool.paths import display_path, resolve_read
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
     from typing import Any, BinaryIO
 

@@ -7,11 +7,12 @@ where laying out the plan as todos is the point). The list is kept in
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from reasonix.errors import ToolError
 from reasonix.tool import ToolContext, ToolResult, register_builtin
 from reasonix.tool.base import FunctionTool
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
     from typing import Any
 

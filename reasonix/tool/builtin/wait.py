@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING
 
 from reasonix.errors import Cancelled, ToolError
 from reasonix.tool import ToolContext, ToolResult, register_builtin
 from reasonix.tool.base import FunctionTool
 from reasonix.tool.builtin._jobs import Job, jobs
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
     from typing import Any
 

@@ -18,13 +18,13 @@ import urllib.error
 import urllib.request
 import zlib
 from email.message import Message
+from typing import TYPE_CHECKING
 from urllib.parse import urljoin, urlsplit
 
 from reasonix.errors import ToolError
 from reasonix.tool import ToolContext, ToolResult, register_builtin
 from reasonix.tool.base import FunctionTool
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
     from typing import Any
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from reasonix.errors import ToolError
 from reasonix.tool import ToolContext, ToolResult, register_builtin
@@ -16,7 +17,6 @@ from reasonix.tool.builtin._files import (
 )
 from reasonix.tool.paths import display_path, resolve_write
 
-TYPE_CHECKING = False  # typing is not imported at run time (it costs a start 2-3 ms)
 if TYPE_CHECKING:
     from typing import Any
 
