@@ -50,7 +50,8 @@ def test_pyz_serves_the_page_and_a_turn(pyz: Path, tmp_path: Path, minor: str, z
             port = int(url.split(":")[2].split("/")[0])
             token = url.split("#token=")[1]
             base = {"Host": f"127.0.0.1:{port}", "Origin": f"http://127.0.0.1:{port}"}
-            for name in ("index.html", "app.js", "app.css"):
+            # every ES module the page imports, not only the entry (app.js)
+            for name in ("index.html", "app.css", *sorted(p.name for p in STATIC.glob("*.js"))):
                 path = "/" if name == "index.html" else f"/static/{name}"
                 status, raw, _ = _call(port, "GET", path, base)
                 assert status == 200 and raw == (STATIC / name).read_bytes()
