@@ -12,10 +12,9 @@ newline inside strings, so a message never spans lines.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from reasonix.lazy import Pattern
+from reasonix.lazy import Pattern, dataclass
 
 if TYPE_CHECKING:
     from typing import Any

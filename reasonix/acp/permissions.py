@@ -11,10 +11,10 @@ not answer and an unknown option all deny.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from reasonix.lazy import dataclass
 from reasonix.permission import ApprovalChoice, ApprovalRequest
 
 if TYPE_CHECKING:

@@ -27,11 +27,11 @@ import math
 import os
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from reasonix.cancel import Cancel
 from reasonix.errors import Cancelled, MissingAPIKey, ReasonixError, UsageError
+from reasonix.lazy import dataclass
 
 from .framing import Frame, Oversize, encode
 

@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from reasonix.boot import Runtime, RuntimeOptions, build_runtime
 from reasonix.cancel import Cancel
 from reasonix.config.model import McpServerConfig
+from reasonix.lazy import dataclass, field
 
 from .client_io import SessionLink, ports_for
 from .commands import (
@@ -207,7 +207,7 @@ class AcpSession:
         if self._trust_asked or state.trusted or not state.items or self.options is None:
             return
         self._trust_asked = True
-        from dataclasses import replace
+        from reasonix.lazy import replace
 
         from .trust import ask_trust
 

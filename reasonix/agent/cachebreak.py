@@ -10,8 +10,9 @@ estimate before any request) and the extra cost at the model's prices
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+from reasonix.lazy import dataclass
 
 if TYPE_CHECKING:
     from typing import Any

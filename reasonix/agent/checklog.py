@@ -9,8 +9,9 @@ rewind, which inherits the turns before the fork point).
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
+
+from reasonix.lazy import dataclass, field
 
 if TYPE_CHECKING:
     from typing import Any

@@ -27,9 +27,9 @@ from __future__ import annotations
 import enum
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from reasonix.lazy import dataclass, field
 from reasonix.provider.types import Message, Role
 
 if TYPE_CHECKING:

@@ -55,7 +55,6 @@ from __future__ import annotations
 import math
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 from reasonix.agent import compaction as cp
@@ -72,6 +71,7 @@ from reasonix.agent.tokens import (
 from reasonix.agent.window import ContextWindow
 from reasonix.cancel import Cancel
 from reasonix.errors import CompactionRequired, InputTooLarge, ProviderAPIError
+from reasonix.lazy import dataclass, field
 from reasonix.provider import Provider
 from reasonix.provider.types import Message, Request, Role, ToolSchema, Usage
 

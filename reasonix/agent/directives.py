@@ -15,9 +15,8 @@ message must consist of one such phrase (punctuation aside) to count.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
-from reasonix.lazy import Pattern
+from reasonix.lazy import Pattern, dataclass
 
 __all__ = [
     "APPROVALS",

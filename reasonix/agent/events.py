@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 from reasonix.cancel import Cancel
+from reasonix.lazy import dataclass, field
 from reasonix.provider.types import Usage, WebSearchResult
 
 if TYPE_CHECKING:

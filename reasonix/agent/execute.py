@@ -18,10 +18,10 @@ import threading
 import time
 from _queue import SimpleQueue
 from collections.abc import Callable, Generator
-from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from reasonix.cancel import Cancel
+from reasonix.lazy import dataclass, field, replace
 from reasonix.permission.modes import Decision
 from reasonix.provider.types import ToolCall
 from reasonix.tool import Registry, Tool, ToolContext, ToolResult

@@ -33,11 +33,11 @@ import signal
 import subprocess
 import threading
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from reasonix.config.hooks import HookSpec
 from reasonix.errors import ReasonixError
+from reasonix.lazy import dataclass, field
 from reasonix.tool.children import popen
 
 if TYPE_CHECKING:

@@ -20,8 +20,9 @@ the allowed folders, a secret) so the user sees why.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
+
+from reasonix.lazy import dataclass
 
 __all__ = ["MAX_DEPTH", "Reach", "find_imports", "resolve"]
 

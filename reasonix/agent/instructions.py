@@ -25,12 +25,12 @@ prompt, which must stay identical for every session of every project.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from reasonix.config.safe_read import INSTRUCTIONS_LIMIT, read_bytes
 from reasonix.errors import ReasonixError
+from reasonix.lazy import dataclass
 
 if TYPE_CHECKING:
     from collections.abc import Callable

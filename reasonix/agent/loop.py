@@ -23,7 +23,6 @@ Tool calls whose arguments could never fit either are not run (see
 from __future__ import annotations
 
 from collections.abc import Callable, Generator, Iterator
-from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from reasonix.cancel import Cancel
@@ -36,6 +35,7 @@ from reasonix.errors import (
     ProviderStreamError,
     ReasonixError,
 )
+from reasonix.lazy import replace
 from reasonix.provider import Provider
 from reasonix.provider.types import (
     Message,

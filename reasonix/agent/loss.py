@@ -14,9 +14,9 @@ import functools
 import json
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from reasonix.lazy import dataclass, field
 from reasonix.provider.types import Message, Role
 
 if TYPE_CHECKING:

@@ -25,9 +25,9 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
 
 from reasonix.agent.tokens import estimate_large
+from reasonix.lazy import dataclass, replace
 from reasonix.provider.budget import MIN_USEFUL_OUTPUT
 from reasonix.provider.types import Message, Role, ToolCall
 

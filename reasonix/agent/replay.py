@@ -12,13 +12,12 @@ blocks, a compaction at another point, a reply the recording does not have.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from reasonix.agent.compaction import SUMMARY_INSTRUCTION
 from reasonix.cancel import Cancel
 from reasonix.errors import ProviderError
-from reasonix.lazy import Pattern
+from reasonix.lazy import Pattern, dataclass, field
 from reasonix.provider.types import Chunk, ChunkKind, Message, Request, Role, Usage
 
 if TYPE_CHECKING:

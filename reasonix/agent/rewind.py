@@ -23,12 +23,12 @@ import os
 import stat
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from reasonix.agent.checkpoints import CheckpointStore, Turn
 from reasonix.agent.session import copy_session, read_records
 from reasonix.errors import SessionError, UsageError
+from reasonix.lazy import dataclass, field
 
 __all__ = [
     "RewindResult", "agent_files", "put_back", "rewind", "turn_files", "undo", "write_back",

@@ -24,7 +24,6 @@ import json
 import os
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -33,6 +32,7 @@ from reasonix.agent.lease import Lease
 from reasonix.config.paths import sessions_dir
 from reasonix.config.safe_read import TRANSCRIPT_LIMIT, open_regular, read_bytes
 from reasonix.errors import SessionError
+from reasonix.lazy import dataclass
 from reasonix.provider.types import Message, Role
 
 if TYPE_CHECKING:

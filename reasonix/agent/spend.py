@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from reasonix.agent.telemetry import estimate_cost
 from reasonix.errors import UsageError
+from reasonix.lazy import dataclass, field
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping

@@ -13,9 +13,9 @@ optionally ``cache_read``, ``cache_write`` and ``currency`` (USD or CNY).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from reasonix.lazy import dataclass, field
 from reasonix.provider.types import Usage
 
 if TYPE_CHECKING:

@@ -23,9 +23,9 @@ import math
 import re
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from reasonix.lazy import dataclass
 from reasonix.provider.types import Message, ToolSchema
 
 if TYPE_CHECKING:

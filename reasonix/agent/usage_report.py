@@ -19,11 +19,11 @@ import json
 import os
 import time
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from reasonix.agent.telemetry import estimate_cost
+from reasonix.lazy import dataclass, field
 from reasonix.provider.types import Usage
 
 if TYPE_CHECKING:

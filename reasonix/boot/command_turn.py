@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Generator, Iterator
-from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from reasonix.agent.events import Done, Event, Notice, ToolEnd
@@ -39,6 +38,7 @@ from reasonix.agent.execute import run_in_worker
 from reasonix.cancel import Cancel
 from reasonix.command.api import CommandTurn
 from reasonix.config.command_trust import ShellLine, find_shell_lines
+from reasonix.lazy import replace
 from reasonix.provider.types import ToolCall, Usage
 
 if TYPE_CHECKING:

@@ -14,7 +14,6 @@ find the live host through a holder, as the memory tools find the session.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -29,6 +28,7 @@ from reasonix.agent.prompt import environment_summary
 from reasonix.agent.session import Session
 from reasonix.config.model import Config, ResolvedModel
 from reasonix.errors import ConfigError
+from reasonix.lazy import dataclass, replace
 from reasonix.permission.modes import Decision
 from reasonix.tool import Registry, Tool, ToolContext
 

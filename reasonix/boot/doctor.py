@@ -18,13 +18,13 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from reasonix.config import paths
 from reasonix.config.model import Config
 from reasonix.errors import ConfigError, MissingAPIKey, ProviderError, ReasonixError
+from reasonix.lazy import asdict, dataclass
 
 if TYPE_CHECKING:
     from typing import Any

@@ -9,11 +9,11 @@ onto it; nothing here knows about argparse.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from reasonix.errors import UsageError
+from reasonix.lazy import dataclass, field
 
 if TYPE_CHECKING:
     from typing import Any

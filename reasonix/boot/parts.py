@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import importlib
 from collections.abc import Callable
-from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -16,6 +15,7 @@ from reasonix.agent.spend import RunBudget
 from reasonix.agent.window import ContextWindow
 from reasonix.config.model import Config, ResolvedModel
 from reasonix.errors import ConfigError, UsageError
+from reasonix.lazy import asdict
 from reasonix.tool import Registry, ToolContext
 
 from .permissions import naming_file

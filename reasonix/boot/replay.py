@@ -19,7 +19,6 @@ from __future__ import annotations
 import contextlib
 import shutil
 import tempfile
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -31,6 +30,7 @@ from reasonix.agent.session import read_records
 from reasonix.cancel import Cancel
 from reasonix.config.paths import sessions_dir
 from reasonix.errors import ConfigError
+from reasonix.lazy import dataclass, field
 from reasonix.permission import ApprovalChoice
 
 from .options import RuntimeOptions

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -40,6 +39,7 @@ from reasonix.agent.subagent.skills import skill_index
 from reasonix.agent.window import ContextWindow
 from reasonix.config.model import Config, ResolvedModel
 from reasonix.errors import ReasonixError, UsageError
+from reasonix.lazy import replace
 from reasonix.tool import Registry, ToolContext
 
 from .coordination import (

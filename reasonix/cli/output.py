@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from reasonix.agent.events import (
@@ -29,6 +28,7 @@ from reasonix.agent.events import (
     WebSearch,
 )
 from reasonix.agent.telemetry import Telemetry, estimate_cost, usage_fields
+from reasonix.lazy import dataclass, field
 
 if TYPE_CHECKING:
     from typing import IO, Any

@@ -15,9 +15,10 @@ the registry can be written against it independently.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
+
+from reasonix.lazy import dataclass, field
 
 if TYPE_CHECKING:
     from typing import Any

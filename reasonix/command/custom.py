@@ -36,14 +36,13 @@ from __future__ import annotations
 import os
 import re
 import stat
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from reasonix.command.api import CommandResult, CommandTurn
 from reasonix.command.args import split_args
 from reasonix.command.frontmatter import FrontmatterError, parse
 from reasonix.command.registry import Command
-from reasonix.lazy import Pattern
+from reasonix.lazy import Pattern, dataclass, field
 
 __all__ = [
     "MAX_FILE_BYTES",

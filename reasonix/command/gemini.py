@@ -23,7 +23,6 @@ so nothing of ``custom.py``'s Markdown loading changes.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
 
 from reasonix.charsets import ASCII_ALNUM
@@ -31,6 +30,7 @@ from reasonix.command.api import CommandResult
 from reasonix.command.registry import Command, CommandSource
 from reasonix.config.safe_read import read_bytes
 from reasonix.errors import ReasonixError
+from reasonix.lazy import dataclass
 
 __all__ = ["GeminiCommand", "gemini_commands", "gemini_dirs", "load_gemini", "render"]
 

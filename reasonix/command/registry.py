@@ -24,12 +24,12 @@ frontend what to do (show text, send a prompt, open a picker, confirm, leave).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from reasonix.command.api import CommandHost, CommandResult, Completion
 from reasonix.errors import ReasonixError
+from reasonix.lazy import dataclass
 
 if TYPE_CHECKING:
     from reasonix.command.custom import CommandDir
@@ -238,7 +238,7 @@ def _short_names(table: dict[str, Command], loaded: list[str]) -> None:
     the first file of a short name in load order; a file whose short name is taken keeps
     its full name in the listings, so it is still reachable and seen.
     """
-    from dataclasses import replace
+    from reasonix.lazy import replace
 
     for full in loaded:
         folder, colon, short = full.rpartition(":")

@@ -26,12 +26,12 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from reasonix.config.safe_read import read_bytes
 from reasonix.errors import ConfigError
+from reasonix.lazy import dataclass, field
 
 if TYPE_CHECKING:
     from typing import Any

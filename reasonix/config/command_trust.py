@@ -20,11 +20,10 @@ from __future__ import annotations
 
 import os
 import stat
-from dataclasses import dataclass
 from pathlib import Path
 
 from reasonix.config.trust import TrustItem
-from reasonix.lazy import Pattern
+from reasonix.lazy import Pattern, dataclass
 
 __all__ = ["COMMAND_DIRS", "ShellLine", "command_items", "find_shell_lines"]
 

@@ -12,12 +12,12 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from reasonix.config.atomic import write_atomic
 from reasonix.config.safe_read import CONFIG_LIMIT, read_text
 from reasonix.errors import ConfigError
+from reasonix.lazy import dataclass, field
 
 __all__ = [
     "DotEnv",

@@ -24,12 +24,12 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from reasonix.config.safe_read import read_bytes
 from reasonix.errors import ConfigError
+from reasonix.lazy import dataclass
 
 if TYPE_CHECKING:
     from typing import Any

@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from reasonix.config.safe_read import CONFIG_LIMIT, read_text
 from reasonix.config.tomlparse import find_key_line, loads
 from reasonix.errors import ConfigError
-from reasonix.lazy import Pattern
+from reasonix.lazy import Pattern, dataclass
 
 if TYPE_CHECKING:
     from typing import Any

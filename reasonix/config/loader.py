@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -43,6 +42,7 @@ from reasonix.config.schema import (
 from reasonix.config.trust import TrustItem, WorkspaceTrust, decide
 from reasonix.config.trust_rules import KeyOwners, mcp_item, provider_item, scalar_item
 from reasonix.errors import ConfigError, MissingAPIKey
+from reasonix.lazy import replace
 
 if TYPE_CHECKING:
     from typing import Any

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -22,6 +21,7 @@ from reasonix.config.model import McpServerConfig
 from reasonix.config.safe_read import CONFIG_LIMIT, read_text
 from reasonix.config.schema import MCP_CONCURRENCY, MCP_TYPES
 from reasonix.errors import ConfigError
+from reasonix.lazy import replace
 
 if TYPE_CHECKING:
     from typing import Any

@@ -6,13 +6,13 @@ classes only hold effective values with their documented defaults (CFG-8).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from reasonix.config.claude_settings import RuleOrigin
 from reasonix.config.hooks import HookSpec
 from reasonix.config.trust import WorkspaceTrust
 from reasonix.errors import ConfigError
+from reasonix.lazy import dataclass, field
 
 if TYPE_CHECKING:
     from typing import Any

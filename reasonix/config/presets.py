@@ -9,10 +9,10 @@ provider overrides them, and unknown models simply have no price.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from reasonix.config.model import ModelOverride, ProviderConfig
+from reasonix.lazy import dataclass
 
 if TYPE_CHECKING:
     from typing import Any

@@ -10,7 +10,6 @@ overrides the preset field by field. Existing keys and comments are kept.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -20,6 +19,7 @@ from reasonix.config.presets import preset
 from reasonix.config.schema import PROVIDER_KINDS
 from reasonix.config.tomledit import set_key, upsert_array_entry
 from reasonix.errors import UsageError
+from reasonix.lazy import dataclass
 
 __all__ = ["SETUP_CHOICES", "SetupPlan", "apply_setup", "plan_setup"]
 

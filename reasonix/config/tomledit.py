@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -19,7 +18,7 @@ from reasonix.config.atomic import write_atomic
 from reasonix.config.safe_read import CONFIG_LIMIT, read_text
 from reasonix.config.tomlparse import key_of, loads, split_header
 from reasonix.errors import ConfigError
-from reasonix.lazy import Pattern
+from reasonix.lazy import Pattern, dataclass
 
 if TYPE_CHECKING:
     from typing import Any

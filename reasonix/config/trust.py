@@ -19,7 +19,6 @@ A process is trusted for its workspace when, in this order:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from reasonix.config.trust_store import (
@@ -31,6 +30,7 @@ from reasonix.config.trust_store import (
     store_file,
     trusted_workspaces,
 )
+from reasonix.lazy import dataclass, field
 
 __all__ = [
     "TRUST_ENV",

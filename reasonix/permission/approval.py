@@ -16,10 +16,10 @@ import enum
 import os
 import threading
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from reasonix.errors import ConfigError, ReasonixError
+from reasonix.lazy import dataclass, field
 from reasonix.permission.modes import Decision, Mode
 from reasonix.permission.policy import Policy, Verdict
 from reasonix.permission.rules import parse_rule

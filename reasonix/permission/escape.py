@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
 
+from reasonix.lazy import dataclass, field
 from reasonix.permission.approval import (
     ESCAPE_ARG,
     ApprovalChoice,

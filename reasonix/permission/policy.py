@@ -15,11 +15,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from reasonix.errors import ConfigError
-from reasonix.lazy import Pattern
+from reasonix.lazy import Pattern, dataclass, replace
 from reasonix.permission.modes import Decision, Mode, parse_mode
 from reasonix.permission.rules import (
     EDIT_TOOLS,

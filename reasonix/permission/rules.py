@@ -17,13 +17,12 @@ from __future__ import annotations
 
 import posixpath
 import re
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from reasonix.errors import ConfigError
-from reasonix.lazy import Pattern
+from reasonix.lazy import Pattern, dataclass
 
 if TYPE_CHECKING:
     from typing import Any, Literal

@@ -13,7 +13,8 @@ from __future__ import annotations
 import enum
 import os
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+
+from reasonix.lazy import dataclass, field
 
 __all__ = ["ScopeChoice", "ScopeGate", "ScopeOutcome", "ScopeRequest"]
 

@@ -13,9 +13,9 @@ from __future__ import annotations
 import shlex
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from reasonix.lazy import dataclass, field
 from reasonix.permission.modes import Decision
 from reasonix.permission.policy import Policy
 from reasonix.permission.rules import parse_rule

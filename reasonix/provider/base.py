@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 from urllib.parse import urlsplit
 
 from reasonix.cancel import Cancel
 from reasonix.errors import MissingAPIKey, ProviderAPIError, ProviderError, ProviderStreamError
+from reasonix.lazy import dataclass, field
 from reasonix.provider.http import HTTPClient, StreamResponse, vendor_message
 from reasonix.provider.sampling import Refusals
 from reasonix.provider.sse import ServerSentEvent, SSEDecoder

@@ -31,7 +31,6 @@ import threading
 import time
 import weakref
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from reasonix import __version__
@@ -45,6 +44,7 @@ from reasonix.errors import (
     ProviderTimeout,
     ReasonixError,
 )
+from reasonix.lazy import dataclass
 from reasonix.provider.sockets import SocketSlot
 
 if TYPE_CHECKING:

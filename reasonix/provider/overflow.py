@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass
+
+from reasonix.lazy import dataclass
 
 __all__ = ["MIN_WINDOW", "OverflowFacts", "overflow_facts"]
 

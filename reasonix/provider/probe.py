@@ -28,10 +28,10 @@ import json
 import re
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from urllib.parse import quote, urlsplit, urlunsplit
 
+from reasonix.lazy import dataclass
 from reasonix.provider.http import USER_AGENT
 
 if TYPE_CHECKING:

@@ -25,7 +25,7 @@ exactly CR, LF and CRLF) and one decode per line, never a Python loop per byte.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from reasonix.lazy import dataclass
 
 __all__ = ["SSEDecoder", "ServerSentEvent"]
 

@@ -7,8 +7,9 @@ a provider turns it into wire bytes and yields :class:`Chunk` values back.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
+
+from reasonix.lazy import dataclass, field
 
 if TYPE_CHECKING:
     from typing import Any

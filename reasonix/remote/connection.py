@@ -6,11 +6,11 @@ import os
 import shlex
 import subprocess
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 from reasonix.cancel import Cancel
 from reasonix.errors import Cancelled
+from reasonix.lazy import dataclass
 from reasonix.remote.askpass import AskpassServer, PromptCallback
 from reasonix.remote.errors import (
     ConnectionLost,

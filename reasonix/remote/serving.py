@@ -15,9 +15,9 @@ from __future__ import annotations
 import json
 import secrets
 import shlex
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from reasonix.lazy import dataclass
 from reasonix.remote.bootstrap import Installed
 from reasonix.remote.connection import Connection
 from reasonix.remote.errors import RemoteError

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import secrets
 import shlex
-from dataclasses import dataclass
 
+from reasonix.lazy import dataclass
 from reasonix.remote.bootstrap import Installed
 from reasonix.remote.connection import Connection
 from reasonix.remote.errors import RemoteError

@@ -12,10 +12,10 @@ import hashlib
 import os
 import stat
 import tempfile
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from reasonix.errors import UsageError
+from reasonix.lazy import dataclass, field
 
 __all__ = [
     "Host",

@@ -12,8 +12,9 @@ request is described by its method, path, headers and peer address.
 from __future__ import annotations
 
 import ipaddress
-from dataclasses import dataclass
 from typing import Protocol
+
+from reasonix.lazy import dataclass
 
 from .auth import RateLimiter, Secrets
 

@@ -14,12 +14,12 @@ import contextlib
 import socket
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
 from http.server import ThreadingHTTPServer
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from reasonix.errors import ConfigError
+from reasonix.lazy import dataclass
 
 from .auth import RateLimiter, Secrets, new_token
 from .guard import Guard, Headers, is_loopback

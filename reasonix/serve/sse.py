@@ -11,9 +11,7 @@ the field). A line starting with ``:`` is a comment: used as a keep-alive.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from reasonix.lazy import Pattern
+from reasonix.lazy import Pattern, dataclass
 
 __all__ = ["SseEvent", "comment", "encode"]
 

@@ -16,12 +16,12 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from reasonix.cancel import Cancel
 from reasonix.errors import ConfigError
+from reasonix.lazy import dataclass, field
 
 from .ports import ToolPorts
 

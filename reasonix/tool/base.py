@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from reasonix.errors import Cancelled, ReasonixError, ToolError
+from reasonix.lazy import dataclass, field
 from reasonix.tool import ToolContext, ToolResult
 
 if TYPE_CHECKING:

@@ -18,9 +18,10 @@ before a port is called, exactly as on the local path.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
+
+from reasonix.lazy import dataclass
 
 if TYPE_CHECKING:
     from reasonix.cancel import Cancel

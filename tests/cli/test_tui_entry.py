@@ -76,7 +76,7 @@ def test_history_trims_itself_and_survives_a_bad_file(tmp_path: Path) -> None:
 
 
 def test_the_first_frame_needs_no_heavy_module() -> None:
-    """Issue 20: what runs before the first paint imports neither the runtime nor typing."""
+    """Issue 20: what runs before the first paint imports neither the runtime nor dataclasses."""
     import subprocess
 
     root = Path(__file__).resolve().parents[2]
@@ -89,7 +89,7 @@ def test_the_first_frame_needs_no_heavy_module() -> None:
         [sys.executable, "-S", "-c", code, str(root)], capture_output=True, text=True, check=True
     )
     loaded = set(out.stdout.split())
-    heavy = {"typing", "dataclasses", "inspect", "difflib", "json", "pathlib", "reasonix.boot",
+    heavy = {"dataclasses", "inspect", "difflib", "json", "pathlib", "reasonix.boot",
              "reasonix.agent", "reasonix.provider", "reasonix.command", "reasonix.cli.chat_cmd",
              "reasonix.cli.tui.ingest", "reasonix.cli.safe_text"}  # fmt: skip
     assert not heavy & loaded, sorted(heavy & loaded)

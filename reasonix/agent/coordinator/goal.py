@@ -25,11 +25,11 @@ import json
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 from reasonix.digest import sha256_hex
 from reasonix.errors import ToolError
+from reasonix.lazy import asdict, dataclass, field
 from reasonix.tool import ToolContext, ToolResult
 from reasonix.tool.base import FunctionTool
 

@@ -15,13 +15,12 @@ import os
 import re
 import time
 from collections.abc import Callable, Generator, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from reasonix.cancel import Cancel
 from reasonix.config.paths import sessions_dir
-from reasonix.lazy import Pattern
+from reasonix.lazy import Pattern, asdict, dataclass, field
 from reasonix.permission.approval import ApprovalChoice, ApprovalRequest
 
 from ..directives import PLAN_HEADINGS

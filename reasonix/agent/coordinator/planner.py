@@ -19,13 +19,13 @@ block naming the route.
 from __future__ import annotations
 
 from collections.abc import Callable, Generator
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from reasonix.cancel import Cancel
 from reasonix.config.paths import sessions_dir
 from reasonix.errors import Cancelled, ReasonixError
+from reasonix.lazy import replace
 from reasonix.provider import Provider
 from reasonix.provider.types import Message, Request, Role, ToolSchema, Usage
 from reasonix.tool import Registry, ToolContext

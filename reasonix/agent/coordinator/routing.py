@@ -19,7 +19,8 @@ user's words into logs (COORD-4) — ``task`` is for the planner/executor only.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+
+from reasonix.lazy import dataclass
 
 from ..directives import find_directive, is_approval, is_rejection
 

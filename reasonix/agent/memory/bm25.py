@@ -34,9 +34,9 @@ import math
 import re
 from collections import Counter
 from collections.abc import Hashable, Iterable, Sequence
-from dataclasses import dataclass
 
 from reasonix.agent.memory.bm25_topk import ImpactList, threshold_top_k
+from reasonix.lazy import dataclass
 
 __all__ = ["K1", "STOP_WORDS", "B", "BM25Index", "Hit", "content_terms", "tokenize"]
 

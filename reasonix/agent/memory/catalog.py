@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 from reasonix.agent.memory.bm25 import BM25Index, tokenize
 from reasonix.agent.memory.facts import Fact, FactError, FactStore, global_root, project_root
+from reasonix.lazy import dataclass
 
 __all__ = ["FRESHNESS_DAYS", "Memory", "Scored", "freshness", "similar"]
 

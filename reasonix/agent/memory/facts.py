@@ -27,13 +27,12 @@ import secrets
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from reasonix.config.safe_read import MEMORY_LIMIT, read_text
 from reasonix.errors import ToolError
-from reasonix.lazy import Pattern
+from reasonix.lazy import Pattern, dataclass, replace
 
 from .declared import global_root, project_root, root_may_have_facts
 

@@ -18,13 +18,13 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from reasonix.agent.memory.bm25 import BM25Index, tokenize
 from reasonix.agent.session import read_records
 from reasonix.errors import SessionError, ToolError
+from reasonix.lazy import dataclass
 from reasonix.tool import ToolContext
 from reasonix.tool.base import FunctionTool
 

@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass
 
+from reasonix.lazy import dataclass
 from reasonix.permission.modes import Decision, Mode
 
 __all__ = [

@@ -15,9 +15,10 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from reasonix.lazy import asdict, dataclass, field
 
 if TYPE_CHECKING:
     from typing import Any

@@ -12,10 +12,10 @@ compares its recorded mutations with :meth:`WriteClaim.covers`.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from reasonix.errors import PathDenied, UsageError
+from reasonix.lazy import dataclass
 from reasonix.tool.paths import real_path
 
 __all__ = ["WriteClaim", "resolve_claim"]

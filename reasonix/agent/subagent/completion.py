@@ -19,10 +19,10 @@ criteria, the child's own prose, then the host receipts.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from reasonix.errors import ToolError
+from reasonix.lazy import dataclass, field
 from reasonix.tool import ToolContext, ToolResult
 from reasonix.tool.base import FunctionTool
 

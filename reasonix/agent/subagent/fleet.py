@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
 from reasonix.errors import ReasonixError, ToolError
+from reasonix.lazy import dataclass
 
 from .claims import WriteClaim
 from .spec import ProfileExecSpec

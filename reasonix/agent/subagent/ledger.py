@@ -11,12 +11,11 @@ succeeded on it. Completion reports are judged against these receipts
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from reasonix.errors import PathDenied
-from reasonix.lazy import Pattern
+from reasonix.lazy import Pattern, dataclass, field
 from reasonix.tool.paths import real_path
 
 from ..events import Event, ToolEnd, ToolStart

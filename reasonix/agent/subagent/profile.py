@@ -17,7 +17,7 @@ for read-only children, :data:`DEFAULT_READ_ONLY_TASK_PROMPT`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from reasonix.lazy import dataclass
 
 from .skills import Skill, parse_skill
 

@@ -9,9 +9,10 @@ child like any other runtime. Nothing here decides anything.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from reasonix.lazy import dataclass
 
 from .scope import Narrowing
 

@@ -19,9 +19,9 @@ import itertools
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 
 from reasonix.cancel import Cancel
+from reasonix.lazy import dataclass
 
 from .claims import WriteClaim
 from .spec import SchedulerPolicy

@@ -22,9 +22,9 @@ before any server process is started or restarted.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
+from reasonix.lazy import dataclass, replace
 from reasonix.tool import Registry, ToolContext
 
 from .claims import WriteClaim

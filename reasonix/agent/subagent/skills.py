@@ -30,11 +30,11 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from reasonix.charsets import ASCII_ALNUM
 from reasonix.command.frontmatter import FrontmatterError, parse
+from reasonix.lazy import dataclass, field
 
 __all__ = [
     "RESOURCE_DIRS",

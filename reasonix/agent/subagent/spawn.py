@@ -16,7 +16,6 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from reasonix.cancel import Cancel
@@ -39,6 +38,8 @@ from .spec import ProfileExecSpec
 __all__ = ["ChildOutcome", "ModelChoice", "SessionDelegation", "TaskTool"]
 
 from typing import TYPE_CHECKING
+
+from reasonix.lazy import dataclass, field
 
 if TYPE_CHECKING:
     from typing import Any

@@ -18,9 +18,8 @@ the context a run actually started from.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from reasonix.errors import ConfigError
+from reasonix.lazy import dataclass
 
 from .profile import Profile
 

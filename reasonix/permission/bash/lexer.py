@@ -9,9 +9,8 @@ which the classifier turns into a NESTED segment (fail closed).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 
-from reasonix.lazy import Pattern
+from reasonix.lazy import Pattern, dataclass, field
 from reasonix.permission.bash.model import Kind
 
 __all__ = ["ASSIGN_RE", "MAX_DEPTH", "Builder", "Parser", "Unparseable", "Word"]

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import enum
 import posixpath
-from dataclasses import dataclass
+
+from reasonix.lazy import dataclass
 
 __all__ = ["BashAnalysis", "Kind", "Segment"]
 

@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from reasonix.errors import ConfigError, SandboxUnavailable
+from reasonix.lazy import dataclass, field
 from reasonix.permission.sandbox.env import is_credential_var, scrub_env
 
 __all__ = [

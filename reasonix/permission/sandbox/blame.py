@@ -15,10 +15,9 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
-from reasonix.lazy import Pattern
+from reasonix.lazy import Pattern, dataclass
 
 __all__ = ["Blame", "sandbox_blame"]
 

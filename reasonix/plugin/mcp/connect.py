@@ -8,13 +8,13 @@ when the ``initialize`` POST is refused with 400/404/405.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from reasonix.cancel import Cancel
 from reasonix.config.model import McpServerConfig
 from reasonix.errors import PluginError
+from reasonix.lazy import dataclass
 from reasonix.plugin.mcp.client import McpClient
 from reasonix.plugin.mcp.debug import DebugLog, DebugTransport
 from reasonix.plugin.mcp.elicit import ElicitHook

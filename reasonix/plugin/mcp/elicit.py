@@ -24,10 +24,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from reasonix.errors import PluginError
+from reasonix.lazy import dataclass, field
 
 if TYPE_CHECKING:
     from typing import Any

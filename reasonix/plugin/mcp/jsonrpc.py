@@ -9,8 +9,9 @@ server that prints a stray line on stdout must not kill the connection.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
+
+from reasonix.lazy import dataclass, field
 
 if TYPE_CHECKING:
     from typing import Any, TypeAlias

@@ -33,7 +33,6 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -42,6 +41,7 @@ from reasonix.config.expand import Lookup, chain_lookup, environ_lookup
 from reasonix.config.model import McpServerConfig
 from reasonix.config.paths import state_dir
 from reasonix.errors import PluginError
+from reasonix.lazy import dataclass, field
 from reasonix.plugin.mcp.connect import ConnectOptions
 from reasonix.plugin.mcp.debug import DebugLog
 from reasonix.plugin.mcp.httpwire import AuthHook

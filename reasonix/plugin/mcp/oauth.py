@@ -20,12 +20,12 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Mapping
-from dataclasses import replace
 
 from reasonix.config.expand import Lookup, environ_lookup
 from reasonix.config.mcp import expand_server
 from reasonix.config.model import McpServerConfig
 from reasonix.errors import ConfigError, PluginError
+from reasonix.lazy import replace
 from reasonix.plugin.mcp import oauth_store
 from reasonix.plugin.mcp.oauth_flow import RefreshRejected, authorize, refresh
 from reasonix.plugin.mcp.oauth_meta import (

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from urllib.parse import quote, urlsplit
 
 from reasonix.errors import PluginError
+from reasonix.lazy import dataclass
 from reasonix.plugin.mcp.oauth_meta import (
     GRANT_CLIENT_CREDENTIALS,
     GRANT_CODE,

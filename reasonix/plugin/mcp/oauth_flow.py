@@ -18,12 +18,12 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 from urllib.parse import parse_qs, urlsplit, urlunsplit
 
 from reasonix.cancel import Cancel
 from reasonix.errors import PluginError
+from reasonix.lazy import dataclass, replace
 from reasonix.plugin.mcp import oauth_store
 from reasonix.plugin.mcp.httpwire import same_origin
 from reasonix.plugin.mcp.oauth_client import (

@@ -13,11 +13,11 @@ import json
 import urllib.error
 import urllib.request
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from urllib.parse import urlencode
 
 from reasonix.errors import PluginError
+from reasonix.lazy import dataclass
 from reasonix.plugin.mcp.httpwire import same_origin
 
 if TYPE_CHECKING:

@@ -21,12 +21,11 @@ import base64
 import hashlib
 import secrets
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 from urllib.parse import quote, urlencode, urlsplit, urlunsplit
 
 from reasonix.errors import PluginError
-from reasonix.lazy import Pattern
+from reasonix.lazy import Pattern, dataclass, field
 from reasonix.plugin.mcp.httpwire import same_origin
 
 if TYPE_CHECKING:

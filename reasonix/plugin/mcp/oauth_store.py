@@ -20,7 +20,6 @@ import json
 import os
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -28,6 +27,7 @@ from reasonix.config.atomic import write_atomic
 from reasonix.config.paths import home_dir
 from reasonix.config.safe_read import STATE_LIMIT, read_text
 from reasonix.errors import PluginError
+from reasonix.lazy import dataclass, field, replace
 from reasonix.plugin.mcp.oauth_client import ClientInfo
 from reasonix.plugin.mcp.oauth_meta import AsMetadata, canonical_resource
 

@@ -13,7 +13,6 @@ import json
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from reasonix.cancel import Cancel
@@ -21,6 +20,7 @@ from reasonix.config.expand import Lookup
 from reasonix.config.mcp import expand_server
 from reasonix.config.model import McpServerConfig
 from reasonix.errors import Cancelled, ConfigError, PluginError
+from reasonix.lazy import dataclass, field
 from reasonix.plugin.mcp.client import McpClient
 from reasonix.plugin.mcp.connect import ConnectOptions, open_client
 from reasonix.plugin.mcp.errors import ConnectionLost, McpTimeout, RpcError

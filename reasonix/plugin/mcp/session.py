@@ -12,7 +12,6 @@ from __future__ import annotations
 import itertools
 import threading
 from collections.abc import Callable, Collection
-from dataclasses import dataclass, field
 
 from reasonix.cancel import Cancel
 from reasonix.errors import Cancelled, PluginError
@@ -32,6 +31,8 @@ from reasonix.plugin.mcp.transport import Closed, Transport, TransportError
 __all__ = ["ProgressCallback", "RequestHandler", "Session"]
 
 from typing import TYPE_CHECKING
+
+from reasonix.lazy import dataclass, field
 
 if TYPE_CHECKING:
     from typing import Any

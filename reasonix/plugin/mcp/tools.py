@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from reasonix.errors import ReasonixError
+from reasonix.lazy import dataclass, field
 from reasonix.plugin.mcp.render import tool_id
 from reasonix.tool import ToolContext, ToolResult
 

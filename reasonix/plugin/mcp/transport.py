@@ -10,10 +10,10 @@ thread of the session sees everything that happened and decides what it means.
 from __future__ import annotations
 
 import queue
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from reasonix.cancel import Cancel
+from reasonix.lazy import dataclass
 from reasonix.plugin.mcp.jsonrpc import FramingError, Message, RequestId
 
 if TYPE_CHECKING:

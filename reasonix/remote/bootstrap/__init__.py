@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import hashlib
 import shlex
-from dataclasses import dataclass
 from pathlib import Path
 
+from reasonix.lazy import dataclass
 from reasonix.remote.connection import Connection
 from reasonix.remote.errors import RemoteError, RemotePythonMissing
 from reasonix.remote.sftpfs import SftpFS

@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import socket
 import subprocess
-from dataclasses import dataclass
 
 from reasonix.cancel import Cancel
 from reasonix.errors import UsageError
-from reasonix.lazy import Pattern
+from reasonix.lazy import Pattern, dataclass
 from reasonix.remote.connection import Connection
 from reasonix.remote.errors import RemoteError
 

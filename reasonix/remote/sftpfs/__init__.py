@@ -10,9 +10,9 @@ from __future__ import annotations
 import os
 import subprocess
 import tempfile
-from dataclasses import dataclass
 from pathlib import Path
 
+from reasonix.lazy import dataclass
 from reasonix.remote.connection import Connection
 from reasonix.remote.errors import RemoteError
 

@@ -16,11 +16,10 @@ import codecs
 import contextlib
 import os
 import stat
-from dataclasses import dataclass
 from pathlib import Path
 
 from reasonix.errors import PathDenied, ToolError
-from reasonix.lazy import Pattern
+from reasonix.lazy import Pattern, dataclass
 from reasonix.tool import ToolContext
 from reasonix.tool.builtin._regular import NotRegularFile, open_regular
 from reasonix.tool.paths import display_path, resolve_read, resolve_write

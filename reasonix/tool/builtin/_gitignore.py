@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
 
 from reasonix.errors import ToolError
+from reasonix.lazy import dataclass, field
 from reasonix.tool.builtin._regular import open_regular
 
 __all__ = [

@@ -25,11 +25,10 @@ import os
 import re
 import warnings
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 
 from reasonix.cancel import Cancel
 from reasonix.errors import Cancelled, ToolError
-from reasonix.lazy import Pattern
+from reasonix.lazy import Pattern, dataclass, field
 from reasonix.tool.builtin._regular import open_regular
 from reasonix.tool.builtin._walk import walk_files
 

@@ -15,9 +15,9 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 
 from reasonix.cancel import Cancel
+from reasonix.lazy import dataclass, field
 from reasonix.tool.builtin._proc import RunOutcome, kill_group, run_command
 
 __all__ = ["Job", "JobTable", "jobs"]

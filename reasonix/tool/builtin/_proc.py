@@ -23,10 +23,9 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from reasonix.cancel import Cancel
-from reasonix.lazy import Pattern
+from reasonix.lazy import Pattern, dataclass
 from reasonix.tool.children import contained, popen
 
 __all__ = [

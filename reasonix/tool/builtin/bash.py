@@ -22,11 +22,11 @@ from __future__ import annotations
 import codecs
 import os
 from collections.abc import Callable
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from reasonix.errors import SandboxUnavailable, ToolError
+from reasonix.lazy import replace
 from reasonix.permission.sandbox import SandboxSettings, default_cache_roots, wrap_command
 from reasonix.tool import CONTENT_LIMIT_BYTES, ToolContext, ToolResult, register_builtin
 from reasonix.tool.base import FunctionTool
