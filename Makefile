@@ -52,6 +52,8 @@ bench: build
 	-$(PY) bench/tokens.py
 	-$(PY) bench/tui.py
 	-$(PY) bench/serve.py
+	-$(PY) bench/longsession.py
+	-$(PY) bench/bigtree.py
 	-$(PY) bench/usage.py
 
 clean:

@@ -16,8 +16,11 @@ user's does not) and is started directly on the terminal (it becomes the
 session leader with the terminal as its controlling one before ``exec``), so
 a start is timed from the ``fork`` of the program itself.
 
-Median of N keystrokes / N starts, interleaved (the starts in rotating order). Build first:
-``make build``. Prints one line per measure with both figures and the ratio.
+Median of N keystrokes / N starts, interleaved (the starts in rotating order). Then the
+quiet-terminal figures of issue 38 (``bench/tui_quiet.py``: idle and streaming CPU, bytes
+per streamed token against the changed cells, 5,000- against 50-block scroll cost;
+``--quiet-only`` runs just those). Build first: ``make build``. Prints one line per measure
+with both figures and the ratio.
 """
 
 from __future__ import annotations
@@ -191,6 +194,10 @@ def main() -> int:
     ap.add_argument("--starts", type=int, default=9, help="start-ups to time (a multiple of 3)")
     ap.add_argument("--lines", type=int, default=10_000, help="transcript rows to resume")
     ap.add_argument("--pyz", default=str(ROOT / "dist" / "reasonix.pyz"))
+    ap.add_argument("--idle-seconds", type=float, default=60, help="idle CPU span")
+    ap.add_argument("--stream-seconds", type=float, default=30, help="streaming CPU span")
+    ap.add_argument("--scroll-rounds", type=int, default=5, help="scroll cost rounds")
+    ap.add_argument("--quiet-only", action="store_true", help="only the quiet-terminal part")
     args = ap.parse_args()
     if not Path(args.pyz).is_file():
         print(f"tui: {args.pyz} missing; run `python build_zipapp.py` first", file=sys.stderr)
@@ -214,6 +221,11 @@ def main() -> int:
     # The same painter as a one-line zipapp: the floor for any .pyz (the interpreter
     # imports runpy before an archive's first line runs; see bench/startup.py).
     zipped_paint = [python, str(one_line_zipapp(BARE_PAINT))]
+    if args.quiet_only:
+        import tui_quiet
+
+        tui_quiet.run(args, ours, python, env, tmp)
+        return 0
     with FakeServer("openai", []) as srv:
         ws, fresh = tmp / "repo", tmp / "fresh"
         make_session(ws, srv.url, args.lines)
@@ -250,6 +262,9 @@ def main() -> int:
         f"ratio={f / fb:.2f}x target<=1.5x {verdict} (median of {args.starts}); the same "
         f"painter as a one-line zipapp {fz * 1000:.0f}ms ({fz / fb:.2f}x, the floor of a .pyz)"
     )
+    import tui_quiet  # issue 38: idle and streaming CPU, bytes per token, scroll cost
+
+    tui_quiet.run(args, ours, python, env, tmp)
     return 0
 
 

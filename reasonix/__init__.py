@@ -6,7 +6,11 @@ capability is imported lazily by the CLI so that ``--version`` stays fast.
 
 from __future__ import annotations
 
-__all__ = ["__version__"]
+__all__ = ["ARCHIVE", "__version__"]
+
+# The .pyz this process started from (set by reasonix._pyzboot), also when the modules
+# come from its unpacked copy: what Remote-SSH installs on a host. None from a checkout.
+ARCHIVE: str | None = None
 
 
 def _read_version() -> str:

@@ -3,10 +3,12 @@
 A plain import walks ``sys.path`` (a directory stat and a listing lookup per
 entry), stats the source, opens and checks its ``.pyc`` and reads it: a
 fraction of a millisecond per module, and a run imports some two hundred
-and fifty. The .pyz entry point (see ``build_zipapp.py``) installs
-:class:`_Finder` first on ``sys.meta_path``; it answers from one
-memory-mapped file that holds the marshalled code of every module an
-earlier run of this build imported from source, stdlib and ours alike.
+and fifty. When the .pyz runs from its unpacked copy, its boot
+(:mod:`reasonix._pyzboot`) installs :class:`_Finder` first on ``sys.meta_path``;
+it answers from one file, ``<copy>/.codecache/codecache-<key>.bin``, that holds
+the marshalled code of every module an earlier run of this build imported from
+source, stdlib and ours alike. The file is read with ``os.pread``, never mapped
+into memory: its index once at start, then each module's code when it is served.
 
 What keeps it honest:
 
@@ -36,7 +38,8 @@ What keeps it honest:
   ``_imp.source_hash``, the one hash-based ``.pyc`` files use: built in, so no
   ``zlib`` is loaded for it), checked before it is unmarshalled;
 * the file is read with ``os.pread`` (the index at start, each code when it is
-  served), so neither ``mmap`` is loaded nor the whole file read;
+  served), so neither ``mmap`` is loaded nor the whole file read (where there is
+  no ``os.pread``, as on Windows, the code part is read at once);
 * at exit, modules imported the normal way are added and stale ones replaced
   (the file is written anew, atomically, only when something changed); any
   failure to read or write it only means imports take the normal path.

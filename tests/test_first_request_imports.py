@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 ALLOWED: frozenset[str] = frozenset(
     """
     reasonix reasonix.cancel reasonix.errors reasonix.lazy reasonix.lazy_light reasonix.slices
-    reasonix.idle reasonix.digest reasonix.charsets reasonix.which
+    reasonix.idle reasonix.digest reasonix.charsets reasonix.which reasonix.pids
     reasonix.cli reasonix.cli.flags reasonix.cli.argspec reasonix.cli.main reasonix.cli.output
     reasonix.cli.run_cmd reasonix.cli.safe_text reasonix.cli.setup_run
     reasonix.boot reasonix.boot.coordination reasonix.boot.options reasonix.boot.parts
@@ -51,7 +51,7 @@ ALLOWED: frozenset[str] = frozenset(
     reasonix.agent.instructions reasonix.agent.loop reasonix.agent.loss reasonix.agent.nudge
     reasonix.agent.oversize reasonix.agent.ports reasonix.agent.prompt reasonix.agent.session
     reasonix.agent.stream reasonix.agent.telemetry reasonix.agent.tokens reasonix.agent.window
-    reasonix.agent.spend
+    reasonix.agent.spend reasonix.agent.toolpin
     reasonix.agent.coordinator reasonix.agent.coordinator.goal reasonix.agent.coordinator.host
     reasonix.agent.coordinator.plan reasonix.agent.coordinator.planmode
     reasonix.agent.coordinator.routing

@@ -77,11 +77,17 @@ def layer_of(module: str) -> str:
         "digest",
         "charsets",
         "which",
+        "pids",
         "protocols",
         "__main__",
+        "_pyzboot",
+        "_pyzmain",
+        "_codecache",
         "_version",
     ):
-        return "cli" if len(parts) > 1 and parts[1] == "__main__" else CORE
+        # the entry points (python -m, the .pyz's) sit above everything, like the CLI
+        entry = ("__main__", "_pyzboot", "_pyzmain")
+        return "cli" if len(parts) > 1 and parts[1] in entry else CORE
     return parts[1]
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 PKG = ROOT / "reasonix"
 MODULES = sorted(p for p in PKG.rglob("*.py") if "_vendor" not in p.parts)
-PRINTING_ALLOWED = ("reasonix/cli/", "reasonix/__main__.py")
+PRINTING_ALLOWED = ("reasonix/cli/", "reasonix/__main__.py", "reasonix/_pyzmain.py")
 CJK = re.compile(r"[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uff00-\uffef]")
 # Modules that legitimately hold CJK text (directive tables, tokenizer tests data).
 # vocabulary data: Chinese stop words, token classes, constraint words of loss reports

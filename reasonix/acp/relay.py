@@ -36,6 +36,7 @@ from reasonix.agent.events import (
     ReasoningDelta,
     SandboxEscape,
     StepStart,
+    SubagentProgress,
     TextDelta,
     ToolEnd,
     ToolStart,
@@ -47,11 +48,12 @@ from reasonix.boot import Runtime
 from reasonix.cancel import Cancel
 from reasonix.errors import Cancelled
 from reasonix.permission import ApprovalChoice
+from reasonix.provider.types import arguments_object
 from reasonix.tool.builtin._preview import proposed_change
 
 from .permissions import options_for, read_answer, save_deny_rule
 from .rpc import ConnectionClosed, RpcError
-from .toolcalls import KINDS, CallBoard, describe, diff_content, parse_args, text_content
+from .toolcalls import KINDS, CallBoard, describe, diff_content, text_content
 
 __all__ = ["STOP_REASONS", "TurnRelay"]
 
@@ -162,6 +164,8 @@ class TurnRelay:
             self._ended(event)
         elif isinstance(event, UsageReport):
             self._usage(event)
+        elif isinstance(event, SubagentProgress):
+            self._subagent(event)
         elif isinstance(event, Notice) and event.kind != "cancelled":
             self.send(chunk("agent_thought_chunk", f"\n[{event.text}]\n"))
         elif isinstance(event, Phase) and event.phase == "plan" and event.plan_id:
@@ -189,6 +193,14 @@ class TurnRelay:
                 if isinstance(steps, list):
                     self.send(plan_from_steps([str(s) for s in steps]))
                 return
+
+    def _subagent(self, event: SubagentProgress) -> None:
+        """A sub-agent's live counters, on the tool call that started it (issue 36).
+
+        ACP has no sub-agent object: the counters ride in the call's ``_meta``
+        (``reasonix/subagent``), which clients that do not know it ignore."""
+        if event.call_id and self.board.known(event.call_id):
+            self.board.update(event.call_id, {"_meta": {"reasonix/subagent": event.as_dict()}})
 
     def _web_search(self, event: WebSearch) -> None:
         links = [
@@ -242,7 +254,7 @@ class TurnRelay:
         status = "failed" if event.is_error else "completed"
         self.board.update(event.call_id, {"status": status, "content": content})
         if event.name == "todo_write" and not event.is_error:
-            plan = plan_update(parse_args(arguments).get("todos"))
+            plan = plan_update(arguments_object(arguments).get("todos"))
             if plan is not None:
                 self.send(plan)
 
@@ -258,7 +270,7 @@ class TurnRelay:
             if str(c.get("id") or "") not in self._asked and c.get("name") == request.tool_name
         ]  # fmt: skip
         for call in same:
-            if parse_args(str(call.get("arguments") or "")) == request.args:
+            if arguments_object(str(call.get("arguments") or "")) == request.args:
                 return call
         return same[0] if same and not request.args else None
 

@@ -10,19 +10,19 @@ an update about a call never reaches the editor before the call itself.
 
 from __future__ import annotations
 
-import json
 import os
 import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from reasonix.provider.types import arguments_object
 from reasonix.tool.ports import FileChange
 
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["KINDS", "CallBoard", "describe", "diff_content", "parse_args", "text_content"]
+__all__ = ["KINDS", "CallBoard", "describe", "diff_content", "text_content"]
 
 # ACP ToolKind per built-in tool (anything else, MCP tools included, is "other").
 KINDS: dict[str, str] = {
@@ -55,15 +55,6 @@ _VERBS = {"read": "Read", "edit": "Edit", "delete": "Delete from", "move": "Move
           "search": "Search", "fetch": "Fetch", "execute": "Run"}  # fmt: skip
 _PATH_KEYS = ("path", "file_path", "notebook_path", "source_path", "destination_path")
 _TEXT_LIMIT = 16384  # a tool result shown in the editor; the model saw its own copy
-
-
-def parse_args(arguments: str) -> dict[str, Any]:
-    """The call's arguments as an object ({} when they are not one)."""
-    try:
-        value = json.loads(arguments or "{}")
-    except ValueError:
-        return {}
-    return value if isinstance(value, dict) else {}
 
 
 def _absolute(path: str, cwd: Path) -> str:
@@ -102,7 +93,7 @@ def _title(name: str, kind: str, args: dict[str, Any], cwd: Path) -> str:
 
 def describe(name: str, arguments: str, cwd: Path) -> dict[str, Any]:
     """ACP ``ToolCall`` fields for one call (without id and status)."""
-    args = parse_args(arguments)
+    args = arguments_object(arguments)
     kind = KINDS.get(name, "other")
     return {
         "title": _title(name, kind, args, cwd),

@@ -30,6 +30,7 @@ __all__ = [
     "Runner",
     "SandboxEscape",
     "StepStart",
+    "SubagentProgress",
     "TextDelta",
     "ToolEnd",
     "ToolStart",
@@ -164,6 +165,41 @@ class Phase:
 
 
 @dataclass(frozen=True, slots=True)
+class SubagentProgress:
+    """Live counters of one sub-agent (issue 36): sent when it starts, after each of its
+    model requests, and when it ends. Nested sub-agents' progress passes up the same way.
+
+    ``run_id`` is the child's transcript id; ``call_id`` the parent's tool call that
+    started it (the top-level call, for a nested child); ``label`` the fleet item id or
+    the profile name; ``state`` is ``running`` while it runs, then its verdict
+    (``complete`` | ``partial`` | ``blocked`` | ``failed``) or ``cancelled`` / ``budget``;
+    ``tokens`` are input + output tokens of its own requests, ``cost`` their cost at
+    its model's price (None: unpriced), ``turns`` its model requests; ``limits`` the
+    caps of its budget by measure (``tokens``, ``cost``, ``turns``, ``seconds``).
+    """
+
+    run_id: str
+    call_id: str
+    label: str
+    depth: int
+    state: str
+    tokens: int
+    cost: float | None
+    turns: int
+    seconds: float
+    limits: dict[str, float] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        """The fields as plain JSON values (the frontends' shared shape; cost None: unpriced)."""
+        return {
+            "run_id": self.run_id, "call_id": self.call_id, "label": self.label,
+            "depth": self.depth, "state": self.state, "tokens": self.tokens,
+            "cost": None if self.cost is None else round(self.cost, 6), "turns": self.turns,
+            "seconds": self.seconds, "limits": dict(self.limits),
+        }  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
 class Done:
     """The run ended; ``result`` is the final answer text.
 
@@ -226,6 +262,7 @@ Event = (
     | SandboxEscape
     | Notice
     | Phase
+    | SubagentProgress
     | Done
     | Error
     | ApprovalRequested

@@ -196,7 +196,7 @@ def _permission_request(
     if policy is None or hooks is None or not hooks.has("PermissionRequest"):
         return _PreHooks()
     try:
-        verdict = policy.evaluate(call.name, _reads_only(tool, args), args)
+        verdict = policy.evaluate(*_subject(call, tool, args))
     except Exception:  # noqa: BLE001 - the gate itself decides (and fails closed) below
         return _PreHooks()
     if verdict.decision is not Decision.ASK or args.get("escape_sandbox") is True:
@@ -211,6 +211,20 @@ def _permission_request(
 def _refuse(call: ToolCall, text: str, emit: Emit, *, blocked: bool = False) -> ToolResult:
     emit(ToolEnd(call.id, call.name, text, True, 0.0, blocked=blocked))
     return ToolResult.error(text)
+
+
+def _subject(call: ToolCall, tool: Tool, args: dict[str, Any]) -> tuple[str, bool, dict[str, Any]]:
+    """Name, read-only flag and arguments the permission layer judges for this call.
+
+    Normally the call's own. A proxy call (``use_capability`` calling an MCP tool,
+    the only way to reach deferred MCP tools, issue 37) is judged as the target:
+    rules on ``mcp__server__tool`` and its read-only hint apply as to a direct call.
+    """
+    target = getattr(tool, "gate_target", None)
+    got = target(args) if callable(target) else None
+    if got is not None:
+        return str(got[0]), bool(got[1]), dict(got[2])
+    return call.name, _reads_only(tool, args), args
 
 
 def _reads_only(tool: Tool, args: dict[str, Any]) -> bool:
@@ -269,9 +283,9 @@ def _admit(
             if self_gated:
                 outcome = gate.check(call.name, bool(tool.read_only), args, self_gated=True)
             elif "allow" in (hook.verdict, asked.verdict):
-                outcome = gate.check(call.name, _reads_only(tool, args), args, hook_allow=True)
+                outcome = gate.check(*_subject(call, tool, args), hook_allow=True)
             else:
-                outcome = gate.check(call.name, _reads_only(tool, args), args)
+                outcome = gate.check(*_subject(call, tool, args))
             allowed, message = bool(outcome.allowed), str(getattr(outcome, "message", ""))
         except Exception as err:  # noqa: BLE001 - a gate failure must fail closed, not crash
             allowed, message = False, f"permission check failed: {err}"

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 
 from reasonix.config.safe_read import LEASE_LIMIT, open_regular, read_bytes
 from reasonix.errors import SessionError
+from reasonix.pids import pid_alive
 
 if TYPE_CHECKING:
     from typing import Any
@@ -55,29 +56,6 @@ def _process_start(pid: int) -> str:
     return fields[19] if len(fields) > 19 else ""
 
 
-def _pid_alive(pid: int) -> bool:
-    if pid <= 0:
-        return False
-    if os.name == "nt":  # os.kill(pid, 0) would terminate the process on Windows
-        import ctypes
-
-        kernel32 = ctypes.windll.kernel32  # type: ignore[attr-defined,unused-ignore]
-        handle = kernel32.OpenProcess(0x1000, False, pid)  # PROCESS_QUERY_LIMITED_INFORMATION
-        if not handle:
-            return False
-        code = ctypes.c_ulong()
-        kernel32.GetExitCodeProcess(handle, ctypes.byref(code))
-        kernel32.CloseHandle(handle)
-        return code.value == 259  # STILL_ACTIVE
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def _is_str(value: Any) -> bool:
     return value is None or isinstance(value, str)
 
@@ -102,7 +80,7 @@ def _lease_alive(info: dict[str, Any]) -> bool:
     if info.get("host") not in (None, hostname()):
         return True  # another machine sharing the state dir: we cannot tell, so stay safe
     pid = int(info["pid"])
-    if not _pid_alive(pid):
+    if not pid_alive(pid):
         return False
     start = str(info.get("start") or "")
     return not start or start == _process_start(pid) or not _process_start(pid)

@@ -22,7 +22,7 @@ Tool calls whose arguments could never fit either are not run (see
 
 from __future__ import annotations
 
-from collections.abc import Callable, Generator, Iterator
+from collections.abc import Callable, Generator, Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from reasonix.cancel import Cancel
@@ -103,6 +103,7 @@ class Agent:
         budget: OutputBudget | None = None,
         recall: Callable[[str], str] | None = None,
         hooks: HookRunner | None = None,
+        tools: Sequence[ToolSchema] | None = None,
     ) -> None:
         self.provider, self.registry, self.session = provider, registry, session
         self.model, self.system, self.tool_ctx = model, system, tool_ctx
@@ -113,6 +114,9 @@ class Agent:
         self.recall = recall  # MEM-5: raw user text -> suffix for that turn (None: off)
         self.hooks = hooks  # the user's hook commands (SessionStart, UserPromptSubmit, Stop)
         # notices to show before a turn (instructions or MCP servers changed since the start)
+        # text for the head of the next user message, once (a continued session's new
+        # skill index): appended to the conversation, never written into earlier turns
+        self.turn_prefix = ""
         self.turn_notices: Callable[[], list[str]] | None = None
         # asked before every model request after a tool round: the name of a spent budget
         # ends the turn there ("budget"), e.g. a goal's (coordinator/host.py)
@@ -128,7 +132,11 @@ class Agent:
         self.provider_name = ""
         self.compacted = False
         self._stop_blocks = 0  # Stop-hook blocks in a row with no tool call between
-        self.tools = [ToolSchema(**s) for s in registry.schemas()]  # frozen for the session
+        # frozen for the session; the runtime passes the ones pinned in the transcript
+        # (agent/toolpin.py), so a resumed session sends the bytes it sent before
+        self.tools = (
+            list(tools) if tools is not None else [ToolSchema(**s) for s in registry.schemas()]
+        )
         self.telemetry = Telemetry()
         self.history, self._watch = session.messages(), ProgressWatch()
         self._pending: Message | None = None  # the new user message until the model takes it
@@ -146,16 +154,21 @@ class Agent:
         """Write the pending user message (idempotent): the model has taken it."""
         pending, self._pending = self._pending, None
         if pending is not None:
+            self.turn_prefix = ""  # the model has it now
             if self._title and not self.session.title:
                 self.session.set_title(self._title)
             self._append(pending)  # flushed now, fsynced after the first answer
 
     def _close_dangling_calls(self) -> None:
         """Answer tool calls left without results by a killed run, so the history is valid."""
-        last = next((m for m in reversed(self.history) if m.role is Role.ASSISTANT), None)
+        at = next((i for i in range(len(self.history) - 1, -1, -1)
+                   if self.history[i].role is Role.ASSISTANT), -1)  # fmt: skip
+        last = self.history[at] if at >= 0 else None
         if last is None or not last.tool_calls:
             return
-        answered = {m.tool_call_id for m in self.history if m.role is Role.TOOL}
+        # Only the results after that answer count: many servers number call ids per
+        # answer (call_0 again and again), so an earlier round's result is no answer.
+        answered = {m.tool_call_id for m in self.history[at + 1 :] if m.role is Role.TOOL}
         for call in last.tool_calls:
             if call.id not in answered:
                 text = f"{call.name}: interrupted, no result was recorded"
@@ -235,6 +248,8 @@ class Agent:
             recorder.begin(self.session.id, len(self.session.records()), user_input)
         if self.instructions and not any(m.role is Role.USER for m in self.history):
             text = self.instructions + "\n\n" + text  # once, in the first user turn
+        elif self.turn_prefix:
+            text = self.turn_prefix + "\n\n" + text
         message = Message(Role.USER, text)
         if self.context is not None:
             self.context.admit(message)  # InputTooLarge before anything is written

@@ -17,6 +17,7 @@ __all__ = [
     "BASE_PROMPT",
     "environment_summary",
     "find_git_root",
+    "skills_update",
     "system_prompt",
     "typed_text",
     "valid_text",
@@ -84,6 +85,26 @@ def environment_summary(workspace: Path, extra_dirs: Sequence[Path] = ()) -> str
 def system_prompt(workspace: Path, extra_dirs: Sequence[Path] = (), base: str = "") -> str:
     """The full system prompt for a new session."""
     return valid_text((base or BASE_PROMPT) + "\n\n" + environment_summary(workspace, extra_dirs))
+
+
+def skills_update(index: str, sent: Sequence[str]) -> str:
+    """The skill index for the next user turn of a continued session, or "".
+
+    The first user turn carries the index the session started with and is never
+    rewritten (the provider's prompt cache holds it). When the skills found now
+    differ (a skill added, removed or described anew before ``run -c``), the
+    model learns it from a new index at the head of the next user message;
+    ``sent`` is the text of the user messages already sent (none: a fresh
+    session, whose first turn carries the index anyway).
+    """
+    if not index or not sent:
+        return ""
+    head = "<skills>\n"
+    note = "The skills changed since this session started; this list replaces the earlier one.\n"
+    update = index.replace(head, head + note, 1) if index.startswith(head) else index
+    if any(index in text or update in text for text in sent):
+        return ""  # the model has this list (first turn, or an update sent before)
+    return update
 
 
 def valid_text(text: str) -> str:

@@ -121,6 +121,20 @@ class RunBudget:
             parts.append(f"{left_s / 60:.0f}m" if left_s >= 120 else f"{left_s:.0f}s")
         return "budget " + " · ".join(parts) + " left"
 
+    def left(
+        self, usage: Usage, price: Mapping[str, Any] | None
+    ) -> tuple[float | None, float | None, float | None]:
+        """Tokens and cost left and the deadline (``time.monotonic``), None where unlimited.
+
+        What sub-agents reserve their budgets from (agent/subagent/allowance.py).
+        """
+        used = self.used(usage, price)
+        return (
+            self.max_tokens - used["tokens"] if self.max_tokens > 0 else None,
+            self.max_cost - used["cost"] if self.max_cost > 0 else None,
+            self.started + self.max_seconds if self.max_seconds > 0 else None,
+        )
+
     def grant(self, usage: Usage, price: Mapping[str, Any] | None) -> None:
         """Grant the same amount again, from what is used now (the chat's "y")."""
         used = self.used(usage, price)

@@ -76,11 +76,14 @@ def host_tools(holder: HostHolder, enabled: Sequence[str] = ()) -> list[Tool]:
     return [t for t in tools if not enabled or t.name in enabled]
 
 
-def _planner_capability(runtimes: Callable[[], dict[str, Any]], gate: Any) -> Tool:
+def _planner_capability(
+    runtimes: Callable[[], dict[str, Any]], gate: Any, search: Any = None
+) -> Tool:
     """The planner's frontend of the ``use_capability`` proxy (COORD-15, PERM-14).
 
     Its allow filter lets through only authorized, non-destructive targets, so
     every call it dispatches is gated like a read (no ``readOnlyHint`` needed).
+    ``search`` is the manager's tool search when MCP tools are deferred (issue 37).
     """
     from reasonix.plugin.mcp.tools import UseCapabilityTool
 
@@ -88,7 +91,7 @@ def _planner_capability(runtimes: Callable[[], dict[str, Any]], gate: Any) -> To
         def reads_only(self, args: dict[str, Any]) -> bool:
             return True
 
-    return PlannerCapability(runtimes, allow=_planner_allow(gate))
+    return PlannerCapability(runtimes, allow=_planner_allow(gate), search=search)
 
 
 def _planner_allow(gate: Any) -> Callable[[str, dict[str, Any]], str | None]:
@@ -149,7 +152,8 @@ def planner_parts(
         if tool is not None:
             reg.add(tool)
     runtimes: Callable[[], dict[str, Any]] = (lambda: mcp.runtimes) if mcp is not None else dict
-    reg.add(_planner_capability(runtimes, gate))
+    search = mcp.search_index if mcp is not None else None
+    reg.add(_planner_capability(runtimes, gate, search))
     system = PLANNER_PROMPT + "\n\n" + environment_summary(workspace, add_dirs)
     return PlannerParts(
         resolved, build_provider(resolved), reg, budget_for(resolved), system,

@@ -166,8 +166,8 @@ def _sandbox_check(cfg: Config, workspace: Path) -> Check:
 def _ripgrep_check() -> Check:
     rg = shutil.which("rg")
     if rg:
-        return _ok("ripgrep", f"grep uses {rg}")
-    return Check("ripgrep", "warn", "rg not found: grep uses the slower built-in engine",
+        return _ok("ripgrep", f"grep and glob use {rg}")
+    return Check("ripgrep", "warn", "rg not found: grep and glob use the slower built-in walk",
                  "install ripgrep (apt install ripgrep)")  # fmt: skip
 
 

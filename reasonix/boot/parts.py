@@ -162,13 +162,19 @@ def context_for(
     reg: Registry,
     s: Session,
     window: ContextWindow | None = None,
+    tools: list[Any] | None = None,
 ) -> Any:
-    """The session's context manager (compaction over the transcript's projection)."""
+    """The session's context manager (compaction over the transcript's projection).
+
+    ``tools``: the session's pinned schemas (agent/toolpin.py); a summary request
+    carries them too, so it extends the prefix the provider has cached.
+    """
     from reasonix.agent.context import ContextManager
     from reasonix.provider.types import ToolSchema
 
     size = window or ContextWindow(resolved.provider.context_window_for(resolved.model))
-    tools = [ToolSchema(**t) for t in reg.schemas()]
+    if tools is None:
+        tools = [ToolSchema(**t) for t in reg.schemas()]
     return ContextManager(provider, resolved.model, size, cfg.agent.compact_ratio, system, tools, s)
 
 

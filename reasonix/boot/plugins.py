@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -24,18 +24,22 @@ def start_plugins(
     notices: list[str],
     debug_log: Path | None = None,
     local: Sequence[LocalCapability] = (),
+    window_tokens: int = 0,
 ) -> Any:
     """Start the configured MCP servers and add their tools; returns the manager or None.
 
     Waits at most 3 s for servers (D21); slower ones stay reachable through the
     ``use_capability`` proxy, so the tool list never changes mid-session.
     ``use_capability`` is added even without servers when ``local`` capabilities
-    (``session:tool_result``, CTX-5) need it.
+    (``session:tool_result``, CTX-5) need it. ``[mcp] defer_tools`` and
+    ``window_tokens`` (the model's context window, 0 = unknown) decide whether
+    MCP tools are offered on demand through its ``search`` action (issue 37).
     """
     if not any(s.enabled for s in cfg.mcp_servers):
         if local:
             registry.add(UseCapabilityTool(dict, local=local))
         return None
+    from reasonix.agent.tokens import estimate_text
     from reasonix.config.expand import chain_lookup, environ_lookup
     from reasonix.plugin.mcp import McpManager
     from reasonix.plugin.mcp.oauth import auth_for, prune_store
@@ -52,6 +56,10 @@ def start_plugins(
         auth_for=lambda server: auth_for(server, lookup=lookup),
         debug_log=debug_log,
         local=local,
+        defer_tools=cfg.mcp.defer_tools,
+        window_tokens=window_tokens,
+        estimate=estimate_text,
+        ranker=bm25_ranker,
     )
     try:
         mgr.start()
@@ -63,3 +71,17 @@ def start_plugins(
         raise
     notices.extend(mgr.drain_notices())
     return mgr
+
+
+def bm25_ranker(docs: Sequence[str]) -> Callable[[str, int], list[int]]:
+    """``use_capability`` search over MCP tools with the memory layer's BM25 (issue 37)."""
+    from reasonix.agent.memory.bm25 import BM25Index
+
+    index = BM25Index()
+    for i, doc in enumerate(docs):
+        index.add(i, doc)
+
+    def search(query: str, k: int) -> list[int]:
+        return [int(hit.key) for hit in index.search(query, k)]  # type: ignore[call-overload]
+
+    return search

@@ -33,9 +33,10 @@ from reasonix.agent.memory.wiring import (
     memory_extra,
     tool_result_capability,
 )
-from reasonix.agent.prompt import system_prompt
+from reasonix.agent.prompt import skills_update, system_prompt
 from reasonix.agent.session import Session
 from reasonix.agent.subagent.skills import skill_index
+from reasonix.agent.toolpin import pin_tools
 from reasonix.agent.window import ContextWindow
 from reasonix.config.model import Config, ResolvedModel
 from reasonix.errors import ReasonixError, UsageError
@@ -240,7 +241,12 @@ class Runtime:
         system = str(s.meta.get("system") or self.meta["system"])  # stable across resumes
         self._current[0] = s
         cfg, resolved = self.config, self.resolved
-        context = context_for(cfg, resolved, self.provider, system, self.registry, s, self.window)
+        tools, note = pin_tools(s, self.registry.schemas())  # the tools it first sent
+        if note and note not in self.notices:
+            self.notices.append(note)
+        context = context_for(
+            cfg, resolved, self.provider, system, self.registry, s, self.window, tools
+        )
         context.before_summary = self._pre_compact
         context.pins = self.pins
         agent = Agent(
@@ -260,8 +266,11 @@ class Runtime:
             budget=budget_for(resolved, self.window),
             recall=self.recaller.recall_suffix if self.recaller is not None else None,
             hooks=self.hooks if self.options.child is None else None,  # SubagentStop instead
+            tools=tools,
         )
         agent.turn_notices = self.drift
+        sent = [m.content for m in agent.history if m.role.value == "user"]
+        agent.turn_prefix = skills_update(self.skill_index, sent)
         agent.provider_name = resolved.provider.name  # usage records price by provider + model
         if self.options.child is None and self.run_budget.active:
             agent.before_request = self.run_budget.check(
@@ -511,7 +520,10 @@ def build_runtime(options: RuntimeOptions) -> Runtime:
             registry.add(tool)
         pager = tool_result_capability(lambda: current[0])
         debug = Path(options.mcp_debug) if options.mcp_debug else None
-        mcp = start_plugins(cfg, registry, Path(ctx.workspace), notices, debug, [pager])
+        mcp = start_plugins(
+            cfg, registry, Path(ctx.workspace), notices, debug, [pager],
+            window_tokens=resolved.provider.context_window_for(resolved.model),
+        )  # fmt: skip
         instructions = instruction_block(load_instructions(
             paths.home_dir(), workspace, Path.cwd(), user_home=Path.home(),
             trusted=cfg.trust.trusted, notices=notices,

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 
 from reasonix.agent.ports import ChildFactory, ChildRuntime
 from reasonix.agent.session import Session, read_records
+from reasonix.agent.spend import combine
 from reasonix.agent.subagent.skills import SkillSet, discover
 from reasonix.agent.subagent.spec import SchedulerPolicy
 from reasonix.agent.telemetry import Telemetry
@@ -41,6 +42,7 @@ from .parts import SUBAGENT_TOOLS
 if TYPE_CHECKING:
     from typing import Any
 
+    from reasonix.agent.subagent.allowance import Pool
     from reasonix.agent.subagent.request import ChildRequest
     from reasonix.agent.subagent.spawn import ModelChoice, SessionDelegation, TaskTool
     from reasonix.command.registry import CommandSource
@@ -99,6 +101,18 @@ def _models(cfg: Config) -> ModelChoice:
     )
 
 
+def _pool(cfg: Config) -> Pool:
+    """Per-spawn budgets from ``[agent] subagent_max_*`` and the session's spawn cap."""
+    from reasonix.agent.subagent.allowance import Allowance, Pool
+
+    a = cfg.agent
+    defaults = Allowance(
+        a.subagent_max_tokens, a.subagent_max_cost, a.subagent_max_turns,
+        a.subagent_max_minutes * 60,
+    )  # fmt: skip
+    return Pool(defaults, a.max_subagent_spawns)
+
+
 def shared_state(
     cfg: Config, skills: SkillSet, telemetry: Callable[[], Any], mcp: Any
 ) -> SessionDelegation:
@@ -113,6 +127,7 @@ def shared_state(
         skills,
         _models(cfg),
         mcp,
+        pool=_pool(cfg),
     )
 
 
@@ -141,6 +156,10 @@ class Wiring:
         self._built: tuple[SessionDelegation, TaskTool] | None = None
         self._lock = threading.RLock()
         self.runtime: Runtime | None = None
+        # a child's: the budget check it inherited from its parent (a goal's, the run's),
+        # which its own children ask too; its own grant's check is not theirs (they hold
+        # part of that grant, so it would count them as spent)
+        self.inherited: Callable[..., str] | None = None
 
     @property
     def skills(self) -> SkillSet:
@@ -180,9 +199,25 @@ class Wiring:
         prim.default_model = lambda: runtime.resolved.ref
         prim.default_effort = lambda: str(runtime.agent.effort or "")
         prim.ask = runtime.approver if runtime.interactive else None
+        child = runtime.options.child is not None
         prim.factory = child_factory(
-            lambda: runtime.options, lambda: runtime.mode, lambda: runtime.agent.before_request
+            lambda: runtime.options,
+            lambda: runtime.mode,
+            lambda: self.inherited if child else runtime.agent.before_request,
         )
+        # progress events join the running turn's event queue (the approver's sink)
+        prim.emit = lambda: runtime.approver.emit
+        if runtime.options.child is None and self._built is not None:
+            # the run's budget is what the tree's sub-agents reserve theirs from
+            self._built[0].pool.root = lambda: budget_left(runtime)
+
+
+def budget_left(runtime: Runtime) -> tuple[float | None, float | None, float | None]:
+    """The top-level run's budget left (tokens, cost, deadline); None where unlimited."""
+    budget = runtime.run_budget
+    if not budget.active:
+        return None, None, None
+    return budget.left(runtime.telemetry.total, runtime.price)
 
 
 def _unbound(request: ChildRequest) -> ChildRuntime:
@@ -231,6 +266,7 @@ def attach_delegation(
     prim = TaskTool(
         shared, _unbound, workspace=Path(ctx.workspace), roots=roots, depth=req.depth,
         lineage=req.lineage, read_only=req.narrowing.read_only, claim=req.narrowing.claim,
+        grant=req.grant,
     )  # fmt: skip
     wiring = Wiring(shared.skills, lambda: (shared, prim))
     wiring.shared  # noqa: B018 - a child's primitive exists from the start (bind() points it)
@@ -301,17 +337,42 @@ def child_factory(
         )
         rt = build_runtime(child)
         check = budget() if budget is not None else None
+        spent_by = rt.agent.telemetry
+        parent_check: Callable[..., str] | None = None
         if check is not None:
-            spent_by = rt.agent.telemetry
 
-            def child_check() -> str:
+            def child_check(extra_tokens: int = 0) -> str:
                 own = spent_by.total
                 return check(extra_tokens=own.input_tokens + own.output_tokens)
 
-            rt.agent.before_request = child_check
+            parent_check = child_check
+        grant = request.grant
+        if grant is not None:  # its own budget, reserved from its parent's (issue 36)
+            try:
+                grant.attach(_probe(spent_by, rt.price), rt.price is not None)
+            except BaseException:
+                rt.close()
+                raise
+            rt.agent.check_first_request = True  # nothing is sent once the budget is spent
+        rt.agent.before_request = combine(grant.check if grant is not None else None, parent_check)
+        if rt.delegation is not None:
+            rt.delegation.inherited = parent_check
         return rt
 
     return make
+
+
+def _probe(telemetry: Telemetry, price: dict[str, Any] | None) -> Callable[[], Any]:
+    """A child's own spend so far: (tokens, cost or None when unpriced, requests)."""
+    from reasonix.agent.telemetry import estimate_cost
+
+    def probe() -> tuple[int, float | None, int]:
+        total = telemetry.total
+        cost = estimate_cost(total, price)
+        amount = cost.amount if cost is not None else None
+        return total.input_tokens + total.output_tokens, amount, len(telemetry.per_request)
+
+    return probe
 
 
 def _child_session(req: ChildRequest, workspace: Path, meta: dict[str, Any]) -> Session:

@@ -2,10 +2,10 @@
 
 Importing :mod:`argparse` (and the :mod:`gettext` it pulls in) and building
 the ``run`` parser cost a headless run more than a millisecond of every
-start. :func:`spec_of` records what a parser declares as data (the generated
-``reasonix/cli/_run_args.py``, kept equal to ``run_cmd.configure`` by
-``python -m reasonix.cli.gen_argspec --check`` and a test), and
-:func:`fast_parse` reads an argv against that data: exact long options
+start. The ``run`` and chat flags are one table (:mod:`reasonix.cli.flags`);
+:func:`table_spec` turns its rows into plain data, the same data
+:func:`spec_of` records from a parser built with argparse (tests/cli/test_argspec.py
+holds the two equal), and :func:`fast_parse` reads an argv against that data: exact long options
 (``--name`` or ``--name=value``), single short flags, and the one optional
 positional. Anything else — an abbreviation, combined short flags, ``--``,
 a value that looks like an option, ``-h``, an unknown or repeated-exclusive
@@ -22,7 +22,9 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["fast_parse", "spec_of"]
+    from reasonix.cli.flags import Rows
+
+__all__ = ["fast_parse", "spec_of", "table_spec"]
 
 _KINDS = {
     "_StoreAction": "store",
@@ -58,6 +60,51 @@ def spec_of(parser: Any) -> dict[str, Any]:
             "suppress": action.default == "==SUPPRESS==",  # argparse.SUPPRESS
         })  # fmt: skip
     return {"prefix": parser.prefix_chars, "actions": actions}
+
+
+_SUPPRESS = "==SUPPRESS=="  # argparse.SUPPRESS
+# What argparse sets for an action kind when the declaration does not say: (nargs, const, default).
+_IMPLIED: dict[str, tuple[Any, Any, Any]] = {
+    "store_true": (0, True, False),
+    "store_false": (0, False, True),
+    "store_const": (0, None, None),
+}
+
+
+def table_spec(rows: Rows) -> dict[str, Any]:
+    """The data :func:`spec_of` would record from a parser declaring ``rows``
+    (cli/flags.py) after argparse's own ``-h/--help``, without importing argparse."""
+    help_action = {"dest": "help", "options": ["-h", "--help"], "kind": "help", "nargs": 0,
+                   "const": None, "default": _SUPPRESS, "type": None, "choices": None,
+                   "group": None, "suppress": True}  # fmt: skip
+    actions = [help_action]
+    groups: dict[str, int] = {}
+    for options, kwargs in rows:
+        kind = kwargs.get("action", "store")
+        positional = not options[0].startswith("-")
+        if positional:
+            dest = options[0]
+        else:
+            long = [o for o in options if o.startswith("--")]
+            dest = kwargs.get("dest") or (long or options)[0].lstrip("-").replace("-", "_")
+        nargs, const, default = _IMPLIED.get(kind, (kwargs.get("nargs"), None, None))
+        const = kwargs.get("const", const)
+        default = kwargs.get("default", default)
+        choices = kwargs.get("choices")
+        exclusive = kwargs.get("exclusive")
+        actions.append({
+            "dest": dest,
+            "options": [] if positional else list(options),
+            "kind": kind,
+            "nargs": nargs,
+            "const": const,
+            "default": default,
+            "type": "int" if kwargs.get("type") is int else None,
+            "choices": list(choices) if choices is not None else None,
+            "group": None if exclusive is None else groups.setdefault(exclusive, len(groups)),
+            "suppress": default == _SUPPRESS,
+        })  # fmt: skip
+    return {"prefix": "-", "actions": actions}
 
 
 def _looks_like_option(token: str) -> bool:

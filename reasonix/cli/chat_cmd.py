@@ -38,9 +38,10 @@ from reasonix.agent.events import (
 from reasonix.agent.telemetry import Telemetry
 from reasonix.boot import Runtime
 from reasonix.cancel import Cancel
+from reasonix.cli.flags import CHAT, add_flags
 from reasonix.cli.safe_text import printable
 from reasonix.cli.search_card import card_lines
-from reasonix.cli.setup_run import add_run_flags, build
+from reasonix.cli.setup_run import build
 from reasonix.command.api import CommandResult, CommandTurn
 from reasonix.command.registry import CommandRegistry, plain_text
 from reasonix.errors import ReasonixError
@@ -74,10 +75,9 @@ if TYPE_CHECKING:
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    """Declare the chat flags (the run flags plus ``--plain``)."""
+    """Declare the chat flags (the run flags plus ``--plain``; cli/flags.py)."""
     parser.description = "Interactive chat in the current directory."
-    parser.add_argument("--plain", action="store_true", help="line mode (no full-screen view)")
-    add_run_flags(parser)
+    add_flags(parser, CHAT)
 
 
 def execute(args: argparse.Namespace) -> int:

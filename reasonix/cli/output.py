@@ -21,6 +21,7 @@ from reasonix.agent.events import (
     ReasoningDelta,
     SandboxEscape,
     StepStart,
+    SubagentProgress,
     TextDelta,
     ToolEnd,
     ToolStart,
@@ -83,6 +84,8 @@ def event_json(event: Event) -> dict[str, Any] | None:
         }
     if isinstance(event, Notice):
         return {"type": "notice", "kind": event.kind, "text": event.text}
+    if isinstance(event, SubagentProgress):  # live counters of one sub-agent (issue 36)
+        return {"type": "subagent", **event.as_dict()}
     if isinstance(event, Phase):
         obj: dict[str, Any] = {"type": "phase", "phase": event.phase, "route": event.route,
                                "reason": event.reason, "plan_id": event.plan_id,
@@ -105,14 +108,16 @@ def event_json(event: Event) -> dict[str, Any] | None:
 _LIFECYCLE = frozenset(
     {
         "request", "tool_start", "tool_end", "usage", "notice", "approval_request", "error",
-        "web_search", "sandbox_escape", "phase",
+        "web_search", "sandbox_escape", "phase", "subagent",
     }
 )  # fmt: skip
 # Questions the host itself asks (not tools): their names are ours, not model output.
 _HOST_QUESTIONS = frozenset({"write scope", "sandbox escape"})
+# a sub-agent's label may be a fleet item id the model wrote
 _SECRET_FIELDS = frozenset(
-    {"text", "arguments", "content", "message", "query", "results", "command", "justification"}
-)
+    {"text", "arguments", "content", "message", "query", "results", "command", "justification",
+     "label"}
+)  # fmt: skip
 
 
 def redacted_event(event: Event, tools: Collection[str] | None = None) -> dict[str, Any] | None:

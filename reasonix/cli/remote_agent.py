@@ -45,6 +45,8 @@ def local_pyz() -> Path:
         return Path(override)
     import reasonix
 
+    if reasonix.ARCHIVE:  # started from a .pyz (its modules may come from the unpacked copy)
+        return Path(reasonix.ARCHIVE)
     parts = Path(reasonix.__file__).parts
     for i, part in enumerate(parts):
         if part.endswith(".pyz"):

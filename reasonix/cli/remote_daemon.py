@@ -26,7 +26,8 @@ import threading
 import time
 from pathlib import Path
 
-from reasonix.remote.relay import pid_alive, read_state, serve_relay, write_private
+from reasonix.pids import pid_alive
+from reasonix.remote.relay import read_state, serve_relay, write_private
 
 __all__ = ["main"]
 

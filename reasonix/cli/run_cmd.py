@@ -40,9 +40,10 @@ from reasonix.agent.events import (
 from reasonix.agent.telemetry import Telemetry
 from reasonix.boot import Runtime
 from reasonix.cancel import Cancel
+from reasonix.cli.flags import RUN, add_flags
 from reasonix.cli.output import EventLog, RunOutcome, event_json, redacted_event, result_object
 from reasonix.cli.safe_text import json_line, printable
-from reasonix.cli.setup_run import add_run_flags, build, read_prompt
+from reasonix.cli.setup_run import build, read_prompt
 from reasonix.errors import Cancelled, ConfigError, ReasonixError, UsageError, classify
 
 if TYPE_CHECKING:
@@ -60,17 +61,9 @@ QUICK_EXIT = True
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    """Declare the run flags (DESIGN §4)."""
+    """Declare the run flags (DESIGN §4; the table is cli/flags.py)."""
     parser.description = "Run one task headless. PROMPT, or stdin when it is not a terminal."
-    parser.add_argument("prompt", nargs="?", metavar="PROMPT", help="the task")
-    parser.add_argument("-p", "--print", dest="print_prompt", metavar="PROMPT", nargs="?",
-                        const="", help="print mode: run PROMPT (or stdin) and print only the "
-                        "final answer")  # fmt: skip
-    parser.add_argument("--output-format", choices=("text", "json", "stream-json"), default=None)
-    parser.add_argument("--json", action="store_true", help="same as --output-format json")
-    parser.add_argument("--events-jsonl", metavar="FILE", help="redacted lifecycle events")
-    parser.add_argument("--metrics", metavar="FILE", help="write run metrics as JSON")
-    add_run_flags(parser)
+    add_flags(parser, RUN)
     parser.error = lambda message: _flag_error(parser, message)  # type: ignore[method-assign]
 
 

@@ -1,6 +1,7 @@
 """The run flags shared by ``reasonix run`` and the chat, mapped onto boot options.
 
-:func:`add_run_flags` declares the flags (DESIGN §4); :func:`options_from_args`
+:func:`add_run_flags` declares the shared flags (DESIGN §4, the table in
+:mod:`reasonix.cli.flags`); :func:`options_from_args`
 turns parsed flags into :class:`reasonix.boot.RuntimeOptions`; :func:`build`
 asks the composition root for a ready runtime. Nothing here assembles a
 runtime itself: that is ``reasonix/boot/``'s job for every frontend.
@@ -11,6 +12,7 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING
 
+from reasonix.cli.flags import PERMISSION_MODES, SHARED, add_flags
 from reasonix.errors import UsageError
 
 if TYPE_CHECKING:
@@ -28,80 +30,10 @@ __all__ = [
     "read_prompt",
 ]
 
-# Kept here (not imported from boot) so `--help` does not import the runtime.
-PERMISSION_MODES = (
-    "ask", "manual", "auto", "acceptEdits", "dontAsk", "plan", "bypassPermissions", "yolo",
-)  # fmt: skip
-
 
 def add_run_flags(parser: argparse.ArgumentParser) -> None:
-    """The flags shared by ``run`` and the chat (DESIGN §4)."""
-    add = parser.add_argument
-    add("--model", help="model reference: provider, provider/model or a model name")
-    add("--effort", help="reasoning effort hint (low, medium, high)")
-    add("--max-steps", type=int, metavar="N", help="tool-round budget (0 = automatic, 200)")
-    add("--max-cost", metavar="USD",
-        help="stop the run when its cost reaches USD (a priced model only)")  # fmt: skip
-    add("--max-tokens", type=int, metavar="N",
-        help="stop the run when its input + output tokens reach N")  # fmt: skip
-    add("--max-time", metavar="DURATION", help="stop the run after DURATION (90s, 10m, 1h)")
-    add("--dir", metavar="DIR", help="work in DIR instead of the current directory")
-    add("--add-dir", action="append", default=[], metavar="DIR", help="extra writable directory")
-    add(
-        "-c",
-        "--continue",
-        dest="continue_",
-        action="store_true",
-        help="continue the latest session",
-    )
-    add(
-        "-r",
-        "--resume",
-        nargs="?",
-        const="",
-        metavar="QUERY",
-        help="resume a session (id, path or title)",
-    )
-    add("--copy", action="store_true", help="with -c/-r: continue in a new copy of the session")
-    add("--allowed-tools", "--allowedTools", dest="allowed_tools", action="append", default=[],
-        metavar="RULES", help='allow rules, e.g. "Read,Bash(git diff:*)"')  # fmt: skip
-    add("--permission-mode", choices=PERMISSION_MODES, help="approval posture")
-    add("--yolo", action="store_true", help="bypass permission prompts (bypassPermissions)")
-    add("-y", "--auto", action="store_true", help="auto mode: approve what the policy allows")
-    add("--trust", action="store_true",
-        help="trust this workspace for this run (its hooks, MCP servers, rules)")  # fmt: skip
-    add("--ablate", metavar="LIST", help="comma-separated experiment arms (recorded in --metrics)")
-    add("--compact", action="store_true", help="compact the context before the turn")
-    add("--mcp-debug", metavar="FILE", help="log MCP JSON-RPC traffic to FILE")
-    plan = parser.add_mutually_exclusive_group()  # docs/COORDINATOR.md
-    plan.add_argument(
-        "--plan",
-        dest="plan_route",
-        action="store_const",
-        const="plan_then_execute",
-        help="plan first (the planner model, if configured), then execute",
-    )
-    plan.add_argument(
-        "--plan-approve",
-        dest="plan_route",
-        action="store_const",
-        const="plan_for_approval",
-        help="plan, then wait for your approval",
-    )
-    plan.add_argument(
-        "--plan-only",
-        dest="plan_route",
-        action="store_const",
-        const="plan_only",
-        help="plan and save the plan; execute nothing",
-    )
-    plan.add_argument(
-        "--goal",
-        metavar="OBJECTIVE",
-        help="pursue OBJECTIVE over as many turns as it takes (update_goal)",
-    )
-    plan.add_argument("--approve-plan", action="store_true",
-                      help="with -c/-r: approve the saved plan and carry it out")  # fmt: skip
+    """The flags shared by ``run`` and the chat (DESIGN §4; the table is cli/flags.py)."""
+    add_flags(parser, SHARED)
 
 
 def options_from_args(args: argparse.Namespace, *, interactive: bool) -> RuntimeOptions:

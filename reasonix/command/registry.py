@@ -175,10 +175,11 @@ class CommandRegistry:
         name, args = split_command(line)
         if not name:
             name = "help"
+        if name not in self._builtins:
+            # a file added or edited since start-up, or an MCP server that came up late: a
+            # command's text is a new message, so the latest one costs no cache
+            self.refresh()
         cmd = self.get(name)
-        if cmd is None:
-            self.refresh()  # a file added since start-up, or an MCP server that came up late
-            cmd = self.get(name)
         if cmd is None:
             return CommandResult(text=self._unknown(name), error=True)
         try:

@@ -26,7 +26,13 @@ from reasonix.config.dotenv import read_dotenv
 from reasonix.config.expand import chain_lookup, environ_lookup, expand_vars
 from reasonix.config.layers import FLAG, Layer, check_type, read_layer
 from reasonix.config.legacy import drop_legacy_context_keys, find_legacy_context_keys
-from reasonix.config.mcp import expand_server, merge_servers, read_mcp_json, servers_from_toml
+from reasonix.config.mcp import (
+    expand_server,
+    merge_servers,
+    read_mcp_json,
+    servers_from_toml,
+    settings_from_toml,
+)
 from reasonix.config.model import Config, McpServerConfig, ProviderConfig
 from reasonix.config.presets import preset_names
 from reasonix.config.providers import ProviderSet
@@ -72,6 +78,11 @@ SCALAR_KEYS: dict[str, dict[str, str]] = {
         "subagent_effort": "str",
         "subagent_models": "dict[str]",
         "subagent_efforts": "dict[str]",
+        "subagent_max_tokens": "int",
+        "subagent_max_cost": "float",
+        "subagent_max_turns": "int",
+        "subagent_max_minutes": "float",
+        "max_subagent_spawns": "int",
         "keep": "any",
         "recent_keep": "any",
     },
@@ -152,6 +163,11 @@ def _validate(layer: Layer, table: str, key: str, value: Any) -> Any:
             "agent.max_cost",
             "agent.max_tokens",
             "agent.max_minutes",
+            "agent.subagent_max_tokens",
+            "agent.subagent_max_cost",
+            "agent.subagent_max_turns",
+            "agent.subagent_max_minutes",
+            "agent.max_subagent_spawns",
         )
         and value < 0
     ):
@@ -391,6 +407,7 @@ def load(
         _retire(cfg, user, migrate)
         merger.apply_file(user)
         servers["user"] = servers_from_toml(user, cfg.warnings)
+        settings_from_toml(user, cfg.mcp, cfg.warnings)
     # what the user's own files and the presets say, before the workspace speaks
     owners = KeyOwners(merger.providers.result())
     guard = _Guard(cfg.trust, owners)
@@ -403,6 +420,7 @@ def load(
         merger.apply_file(project)
         merger.guard = None
         servers["project"] = servers_from_toml(project, cfg.warnings)
+        settings_from_toml(project, cfg.mcp, cfg.warnings)
     if flags:
         merger.apply_flags(flags)
 

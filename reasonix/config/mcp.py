@@ -17,16 +17,22 @@ from typing import TYPE_CHECKING
 
 from reasonix.config.expand import Lookup, expand_vars
 from reasonix.config.layers import Layer, check_fields, check_type, header_problem
-from reasonix.config.model import McpServerConfig
+from reasonix.config.model import McpConfig, McpServerConfig
 from reasonix.config.safe_read import CONFIG_LIMIT, read_text
-from reasonix.config.schema import MCP_CONCURRENCY, MCP_TYPES
+from reasonix.config.schema import MCP_CONCURRENCY, MCP_DEFER_MODES, MCP_TYPES
 from reasonix.errors import ConfigError
 from reasonix.lazy import replace
 
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["expand_server", "merge_servers", "read_mcp_json", "servers_from_toml"]
+__all__ = [
+    "expand_server",
+    "merge_servers",
+    "read_mcp_json",
+    "servers_from_toml",
+    "settings_from_toml",
+]
 
 _FIELDS = {
     "name": "str",
@@ -42,6 +48,7 @@ _FIELDS = {
     "call_timeout_seconds": "float",
     "tool_timeout_seconds": "dict[float]",
     "enabled": "bool",
+    "always_load": "bool",
 }
 
 
@@ -122,6 +129,29 @@ def servers_from_toml(layer: Layer, warnings: list[str]) -> list[McpServerConfig
                 raise fail("every MCP server needs a name", "name")
             out.append(_build(values, layer.name, fail))
     return out
+
+
+def settings_from_toml(layer: Layer, cfg: McpConfig, warnings: list[str]) -> None:
+    """Apply the ``[mcp]`` keys other than ``servers`` (``defer_tools``) from one file.
+
+    Choosing how tool schemas are offered runs no code and widens no reach, so a
+    workspace file may set it like any inert key (DESIGN 5.1).
+    """
+    mcp = layer.data.get("mcp")
+    if not isinstance(mcp, dict):
+        return  # absent; a non-table [mcp] is reported by servers_from_toml
+    for key, value in mcp.items():
+        if key == "servers":
+            continue
+        if key != "defer_tools":
+            warnings.append(f"{layer.name}: unknown key mcp.{key} (ignored)")
+            continue
+        mode = check_type(layer, "mcp", key, value, "str")
+        if mode not in MCP_DEFER_MODES:
+            raise layer.error(
+                f"expected one of {', '.join(MCP_DEFER_MODES)}, got {mode!r}", "mcp", key
+            )
+        cfg.defer_tools = mode
 
 
 def read_mcp_json(path: Path, warnings: list[str]) -> list[McpServerConfig]:

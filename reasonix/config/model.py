@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 __all__ = [
     "AgentConfig",
     "Config",
+    "McpConfig",
     "McpServerConfig",
     "ModelOverride",
     "PermissionsConfig",
@@ -138,6 +139,12 @@ class AgentConfig:
     subagent_effort: str = ""
     subagent_models: dict[str, str] = field(default_factory=dict)  # per profile
     subagent_efforts: dict[str, str] = field(default_factory=dict)
+    # per-spawn budgets (issue 36), reserved from the run's; 0 = none of its own
+    subagent_max_tokens: int = 0
+    subagent_max_cost: float = 0.0
+    subagent_max_turns: int = 0  # model requests
+    subagent_max_minutes: float = 0.0
+    max_subagent_spawns: int = 50  # per session; 0 = no cap
     keep: Any = None  # legacy, round-tripped but unused (CTX)
     recent_keep: Any = None
 
@@ -212,7 +219,18 @@ class McpServerConfig:
     call_timeout_seconds: float = 0.0
     tool_timeout_seconds: dict[str, float] = field(default_factory=dict)
     enabled: bool = True
+    # issue 37: offer this server's tools directly even when the others are deferred
+    always_load: bool = False
     source: str = ""  # file it came from
+
+
+@dataclass
+class McpConfig:
+    """``[mcp]`` settings other than the server list."""
+
+    # issue 37: "auto" defers MCP tool schemas behind use_capability's search when
+    # they would take > 10 % of the window or > 40 tools; "always" | "never"
+    defer_tools: str = "auto"
 
 
 @dataclass
@@ -228,6 +246,7 @@ class Config:
     serve: ServeConfig = field(default_factory=ServeConfig)
     ui: UiConfig = field(default_factory=UiConfig)
     mcp_servers: list[McpServerConfig] = field(default_factory=list)
+    mcp: McpConfig = field(default_factory=McpConfig)
     hooks: list[HookSpec] = field(default_factory=list)  # user scope first, then project
     # every permission rule with the file (and line) that declared it, lowest precedence
     # first, those left out included (``reasonix permission list``)

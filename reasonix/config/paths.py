@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 
 from reasonix.charsets import ASCII_ALNUM
-from reasonix.config.home import home_str
+from reasonix.config.home import cache_str, home_str
 from reasonix.digest import sha256_hex
 
 __all__ = [
@@ -57,10 +57,7 @@ def state_dir() -> Path:
 
 def cache_dir() -> Path:
     """Disposable data: ``$REASONIX_CACHE_HOME``, else ``<home>/cache``."""
-    override = os.environ.get("REASONIX_CACHE_HOME")
-    if override:
-        return Path(override).expanduser()
-    return home_dir() / "cache"
+    return Path(cache_str())
 
 
 def user_config_path() -> Path:

@@ -18,6 +18,7 @@ __all__ = [
     "LEGACY_AGENT_KEYS",
     "LEGACY_UPDATE_KEYS",
     "MCP_CONCURRENCY",
+    "MCP_DEFER_MODES",
     "MCP_TYPES",
     "PERMISSION_MODES",
     "PERMISSION_MODE_ALIASES",
@@ -50,6 +51,7 @@ SANDBOX_BASH_MODES = ("enforce", "auto", "off")
 SERVE_AUTH_MODES = ("none", "token", "password")
 MCP_TYPES = ("stdio", "http", "streamable-http", "sse")
 MCP_CONCURRENCY = ("", "serial", "parallel")
+MCP_DEFER_MODES = ("auto", "always", "never")  # [mcp] defer_tools (issue 37)
 
 # Retired context keys (CTX-15): ignored, and removed from the file on start.
 LEGACY_AGENT_KEYS = (

@@ -26,6 +26,7 @@ __all__ = [
     "Usage",
     "WebSearchCall",
     "WebSearchResult",
+    "arguments_object",
 ]
 
 
@@ -230,3 +231,18 @@ class Chunk:
     reasoning_meta: dict[str, Any] = field(default_factory=dict)
     error: Exception | None = None
     search: WebSearchCall | None = None
+
+
+def arguments_object(arguments: str) -> dict[str, Any]:
+    """A tool call's JSON argument text as an object, ``{}`` when it is not one.
+
+    For showing a call (the frontends, ``serve``, ``acp``): a tool checks its own
+    arguments strictly and reports what is wrong (``reasonix.tool.base.parse_args``).
+    """
+    import json  # loaded by then: whatever produced the call text decoded JSON
+
+    try:
+        value = json.loads(arguments or "{}")
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}

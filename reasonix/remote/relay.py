@@ -18,24 +18,15 @@ import threading
 import time
 from pathlib import Path
 
-__all__ = ["NO_BROKER", "pid_alive", "read_state", "serve_relay", "write_private"]
+from reasonix.pids import pid_alive
+
+__all__ = ["NO_BROKER", "read_state", "serve_relay", "write_private"]
 
 NO_BROKER = (
     "reasonix remote serve: no key broker is connected, so this request cannot reach the "
     "model. Run `reasonix remote open {name}` on your own machine (the API key stays there) "
     "and try again."
 )
-
-
-def pid_alive(pid: int) -> bool:
-    """Whether a process ``pid`` exists."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _ours(pid: int) -> bool:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -84,6 +84,7 @@ class Slot:
         self.spent: dict[str, float] = {}  # cost of released runtimes, per currency
         self.known: dict[str, Any] = {}  # the last status, shown while not live
         self.first_prompt = ""  # the title-to-be until the agent writes the title record
+        self.subagents: dict[str, dict[str, Any]] = {}  # this turn's sub-agents' last counters
         self._approvals = 0
 
     # -- the runtime ------------------------------------------------------------
@@ -157,7 +158,7 @@ class Slot:
         self.hub.publish({"type": "notice", "kind": "command", "text": text})
 
     # -- what the page reads --------------------------------------------------------
-    def records(self) -> list[dict[str, Any]]:
+    def records(self) -> Sequence[dict[str, Any]]:
         """The transcript: the live session's records, or the file's."""
         rt = self.runtime
         if rt is not None:
@@ -180,7 +181,7 @@ class Slot:
             records = self.records()
             if self.base is not None:
                 count, seq = self.base
-                records = records[:count]
+                records = records[:count]  # a list slice of the snapshot
             else:
                 seq = self.hub.head
             return {"id": self.id, "title": self.title(), "seq": seq,
@@ -209,7 +210,8 @@ class Slot:
                 "context_window": window,
                 "cache_hit": round(ratio, 4) if ratio is not None else None,
                 "cost": round(amount, 6) if (cost or self.spent) else None,
-                "currency": currency, "requests": len(tele.per_request)}  # fmt: skip
+                "currency": currency, "requests": len(tele.per_request),
+                "subagents": list(self.subagents.values())}  # fmt: skip
 
     # -- turns ------------------------------------------------------------------------
     def start_turn(
@@ -239,6 +241,7 @@ class Slot:
                 name=f"serve-turn-{self.id}",
                 daemon=True,
             )  # fmt: skip
+            self.subagents = {}
             self.hub.publish({"type": "user", "text": text})
             self.hub.publish({"type": "turn", "state": "start"})
             self.turn.start()
@@ -268,6 +271,8 @@ class Slot:
                     continue
                 if payload["type"] == "done":
                     reason = str(payload["reason"])
+                if payload["type"] == "subagent":  # status() lists them while the turn runs
+                    self.subagents[str(payload["run_id"])] = payload
                 publish(payload)
                 if payload["type"] == "usage":
                     publish(self.status())

@@ -8,7 +8,6 @@ is sent as plain strings: the page inserts it with ``textContent``.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
@@ -21,6 +20,7 @@ from reasonix.agent.events import (
     ReasoningDelta,
     SandboxEscape,
     StepStart,
+    SubagentProgress,
     TextDelta,
     ToolEnd,
     ToolStart,
@@ -29,7 +29,7 @@ from reasonix.agent.events import (
 )
 from reasonix.agent.prompt import typed_text
 from reasonix.permission.approval import summarize_call
-from reasonix.provider.types import Usage
+from reasonix.provider.types import Usage, arguments_object
 
 if TYPE_CHECKING:
     from typing import Any
@@ -53,14 +53,6 @@ def _clip(text: str, limit: int = MAX_TOOL_TEXT) -> str:
     if len(text) <= limit:
         return text
     return text[:limit] + f"\n… ({len(text) - limit} more characters)"
-
-
-def _args(arguments: str) -> dict[str, Any]:
-    try:
-        value = json.loads(arguments or "{}")
-    except ValueError:
-        return {}
-    return value if isinstance(value, dict) else {}
 
 
 def usage_dict(u: Usage) -> dict[str, int]:
@@ -110,7 +102,7 @@ def edit_diff(name: str, args: Mapping[str, Any]) -> list[str]:
 
 
 def _tool_card(call_id: str, name: str, arguments: str) -> dict[str, Any]:
-    args = _args(arguments)
+    args = arguments_object(arguments)
     return {
         "call_id": call_id,
         "name": name,
@@ -154,6 +146,8 @@ def event_payload(event: Event) -> dict[str, Any] | None:
                 "stats": dict(event.stats)}  # fmt: skip
     if isinstance(event, UsageReport):
         return {"type": "usage", "step": event.step, **usage_dict(event.usage)}
+    if isinstance(event, SubagentProgress):  # live counters of one sub-agent (issue 36)
+        return {"type": "subagent", **event.as_dict()}
     if isinstance(event, Notice):
         return {"type": "notice", "kind": event.kind, "text": event.text}
     if isinstance(event, Done):

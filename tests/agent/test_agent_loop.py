@@ -268,6 +268,27 @@ def test_dangling_tool_calls_are_answered_on_resume(make_agent: MakeAgent, works
     assert isinstance(run(agent2, "continue")[-1], Done)
 
 
+def test_a_call_id_reused_by_an_earlier_round_is_still_answered_on_resume(
+    make_agent: MakeAgent, workspace: Path
+) -> None:
+    """Servers that number calls per answer repeat ``call_0``: the earlier round's result
+    does not answer the killed round's call (the request would be invalid without one)."""
+    from reasonix.provider.types import Message, ToolCall
+
+    with Session.create(workspace) as s:
+        s.append_message(Message(Role.USER, "first"))
+        s.append_message(Message(Role.ASSISTANT, "", [ToolCall("call_0", "echo", '{"x":"1"}')]))
+        s.append_message(Message(Role.TOOL, "1", tool_call_id="call_0", name="echo"))
+        s.append_message(Message(Role.ASSISTANT, "done"))
+        s.append_message(Message(Role.USER, "second"))
+        s.append_message(Message(Role.ASSISTANT, "", [ToolCall("call_0", "echo", '{"x":"2"}')]))
+        path = s.path
+    agent, _ = make_agent([text("fine")], echo_registry(), session=Session.open(path))
+    last = agent.history[-1]
+    assert last.role is Role.TOOL and last.tool_call_id == "call_0"
+    assert "interrupted" in last.content and len(agent.history) == 7
+
+
 def test_reassessment_nudge_after_eight_rounds_without_todo_progress(
     make_agent: MakeAgent,
 ) -> None:

@@ -74,7 +74,7 @@ def test_profile_carries_no_per_run_values() -> None:
 def test_the_spec_has_no_dependency_field() -> None:
     """SUB-22: dependencies live in the fleet plan only."""
     assert _fields(ProfileExecSpec) == {"profile", "task", "grant", "context", "entry"}
-    assert _fields(TaskSpec) == {"prompt", "model", "effort", "max_steps", "label"}
+    assert _fields(TaskSpec) == {"prompt", "model", "effort", "max_steps", "label", "allowance"}
     assert _fields(CapabilityGrant) == {"read_only", "write_paths"}
     assert _fields(ContextRequest) == {"ephemeral", "continue_from", "fork_from"}
     for cls in (ProfileExecSpec, TaskSpec, CapabilityGrant, ContextRequest):

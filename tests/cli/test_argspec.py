@@ -12,10 +12,12 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reasonix.cli import run_cmd, tui
-from reasonix.cli._chat_args import SPEC as CHAT_SPEC
-from reasonix.cli._run_args import SPEC
-from reasonix.cli.argspec import fast_parse, spec_of
+from reasonix.cli import flags, run_cmd, tui
+from reasonix.cli.argspec import fast_parse, spec_of, table_spec
+
+# What the fast reader reads: the one flag table (cli/flags.py), as data.
+SPEC = table_spec(flags.RUN)
+CHAT_SPEC = table_spec(flags.CHAT)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -35,7 +37,33 @@ def _argparse(argv: list[str], parser: Callable[[], argparse.ArgumentParser] = _
 
 
 def test_the_shipped_spec_is_the_run_parser() -> None:
+    """The drift test: what the fast reader makes of the table is what argparse makes of it."""
     assert spec_of(_parser()) == SPEC
+
+
+def test_the_table_reader_derives_what_argparse_declares_for_every_kind() -> None:
+    """Rows the shipped table does not have yet (store_false, a short-only option, two
+    exclusive groups interleaved) are read as argparse declares them, too."""
+    rows: Any = (
+        (("name",), {"nargs": "?"}),
+        (("-q",), {"action": "store_false"}),
+        (("-x", "--long-one"), {"type": int}),
+        (("--mode",), {"exclusive": "a", "action": "store_const", "const": "m"}),
+        (("--other",), {"exclusive": "b", "action": "append", "default": []}),
+        (("--third",), {"exclusive": "a", "choices": ("u", "v")}),
+        (("--fourth",), {"exclusive": "b", "dest": "elsewhere", "action": "store_true"}),
+    )
+    parser = argparse.ArgumentParser()
+    flags.add_flags(parser, rows)
+    assert spec_of(parser) == table_spec(rows)
+
+
+def test_run_and_chat_read_the_shared_flags_alike() -> None:
+    argv = ["--model", "m", "-c", "--add-dir", "/a", "--plan-only", "--max-steps", "4"]
+    run, chat = vars(fast_parse(SPEC, argv)), vars(fast_parse(CHAT_SPEC, argv))
+    shared = {a["dest"] for a in table_spec(flags.SHARED)["actions"]} - {"help"}
+    assert {k: run[k] for k in shared} == {k: chat[k] for k in shared}
+    assert run["plan_route"] == "plan_only" and run["add_dir"] == ["/a"]
 
 
 def test_the_usual_command_lines_are_read_as_argparse_reads_them() -> None:

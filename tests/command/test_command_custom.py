@@ -240,3 +240,5 @@ def test_line_classification_and_files_added_later(runtime: Runtime) -> None:
     assert reg.run("/later").error
     write(runtime.workspace / ".reasonix" / "commands" / "later.md", "added after start")
     assert reg.run("/later").prompt == "added after start"  # an unknown name re-reads the files
+    write(runtime.workspace / ".reasonix" / "commands" / "later.md", "edited since")
+    assert reg.run("/later").prompt == "edited since"  # a file edited mid-session: its new text

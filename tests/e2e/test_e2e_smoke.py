@@ -91,12 +91,18 @@ def test_archive_layout(pyz: Path) -> None:
     assert "__main__.py" in names and "reasonix/_version.py" in names
     assert any(n.startswith("_vendor/tomli/") for n in names)
     assert not [n for n in names if n.startswith("tests/") or "__pycache__" in n]
-    assert not [n for n in names if n.endswith(".pyc")]
+    # byte-code only beside its own source, of the package, and for one Python version
+    pycs = [n for n in names if n.endswith(".pyc")]
+    assert "__main__.pyc" in pycs
+    assert all(n.startswith(("reasonix/", "__main__.")) and n[:-1] in names for n in pycs)
+    with zipfile.ZipFile(pyz) as zf:
+        assert len({zf.read(n)[:4] for n in pycs}) == 1
+    assert "reasonix/_pyzboot.py" in names and "reasonix/_pyzmain.py" not in names
     assert names == sorted(names)
     assert {i.date_time for i in infos} == {(1980, 1, 1, 0, 0, 0)}
-    # the entry point is stored, not deflated, and the start past --version is apart
+    # the entry point is stored, not deflated: --version needs no zlib
     stored = {i.filename for i in infos if i.compress_type == zipfile.ZIP_STORED}
-    assert {"__main__.py", "_pyzboot.py"} <= stored
+    assert {"__main__.py", "__main__.pyc"} <= stored
 
 
 @pytest.mark.e2e
@@ -106,35 +112,38 @@ def test_version_compiles_and_imports_nothing_of_the_start(pyz: Path) -> None:
                          capture_output=True, text=True, timeout=60)  # fmt: skip
     assert out.returncode == 0 and out.stdout.startswith("reasonix ")
     imported = {line.rsplit("|", 1)[-1].strip() for line in out.stderr.splitlines()}
-    assert "zlib" not in imported and "_pyzboot" not in imported
+    assert "zlib" not in imported and "reasonix._pyzboot" not in imported
+    assert "reasonix" not in imported
 
 
 @pytest.mark.e2e
-def test_once_unpacked_the_boot_module_is_not_compiled_from_the_zip(
+def test_once_unpacked_the_package_is_imported_from_the_copys_byte_code(
     pyz: Path, tmp_path: Path
 ) -> None:
-    """zipimport compiles what it imports on every start: after the first start unpacks
-    the build, the rest of the start (_pyzboot) is imported from the copy's byte-code."""
+    """zipimport keeps no byte-code of its own: the first start runs from the archive and
+    unpacks at exit; the next imports the package from the copy, whose ``__pycache__``
+    exists before it starts (written by the first start's exit, or compiled once by a
+    Python the archive carries no byte-code for)."""
     target, env = lone_copy(pyz, tmp_path)
     env["REASONIX_HOME"] = str(tmp_path / "rxhome")
     env["REASONIX_CACHE_HOME"] = str(tmp_path / "cache")
     # not --help: a help request neither unpacks nor writes byte-code (issue 32)
     argv = [sys.executable, "-v", target.name, "config", "compact-ratio"]
 
-    def boot_lines() -> list[str]:
+    def main_lines() -> list[str]:
         out = subprocess.run(argv, cwd=target.parent, env=env, capture_output=True, text=True,
                              timeout=60)  # fmt: skip
         assert out.returncode == 0 and out.stdout.startswith("0.80"), out.stderr[-2000:]
-        return [line for line in out.stderr.splitlines() if "_pyzboot" in line]
+        keys = ("reasonix.cli.main", "cli/main", "cli/__pycache__/main")
+        return [line for line in out.stderr.splitlines() if any(k in line for k in keys)]
 
-    first = boot_lines()
+    first = main_lines()
     assert any("zipimporter" in line for line in first), first  # nothing unpacked yet
     (copy,) = (tmp_path / "cache" / "pyz").iterdir()
-    boot_lines()  # the first start from the copy writes its byte-code
-    third = boot_lines()
-    cached = str(copy / "__pycache__" / "_pyzboot.")
-    assert any(line.startswith("# code object from") and cached in line for line in third), third
-    assert not any("zipimporter" in line for line in third), third
+    second = main_lines()
+    cached = str(copy / "reasonix" / "cli" / "__pycache__" / "main.")
+    assert any(line.startswith("# code object from") and cached in line for line in second), second
+    assert not any("zipimporter" in line for line in second), second
 
 
 @pytest.mark.e2e

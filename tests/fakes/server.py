@@ -164,6 +164,12 @@ class FakeServer:
         """``http://127.0.0.1:PORT`` (no trailing slash): use it as a base_url."""
         return f"{self.scheme}://127.0.0.1:{self.port}"
 
+    def extensions(self, **kw: Any) -> list[Any]:
+        """How far each request of a lane extends the one before it (``fakes.lanes``)."""
+        from fakes.lanes import extensions
+
+        return extensions([r.json for r in self.requests if isinstance(r.json, dict)], **kw)
+
     def add(self, *steps: Step) -> None:
         """Append steps to the script."""
         with self._lock:

@@ -37,6 +37,7 @@ from ..prompt import valid_text
 from ..session import Session, read_records
 from ..stream import stream_reply
 from ..telemetry import Telemetry
+from ..toolpin import pin_tools
 from .plan import Plan
 
 if TYPE_CHECKING:
@@ -200,6 +201,8 @@ class Planner:
         :attr:`last_failure` set to a reason code.
         """
         session = self.sessions.get()
+        # the tools this lane first sent, byte for byte, across restarts and upgrades
+        self.tools = pin_tools(session, self.registry.schemas())[0]
         committed = session.messages()
         text = planner_turn_text(valid_text(task), route)
         if self.instructions and not committed:

@@ -226,6 +226,8 @@ def run_verdict(reason: str, error: str) -> Verdict:
         return Verdict("complete", None)
     if reason == "max_steps":
         return Verdict("partial", None, note="the step budget ran out")
+    if reason == "budget":  # issue 36: its own budget or the run's was spent
+        return Verdict("partial", None, note="its budget ran out before the work was done")
     return Verdict("failed", None, note=f"the run ended: {reason or 'unknown'}")
 
 

@@ -44,3 +44,4 @@ class ChildRequest:
     interactive: bool  # approvals reach a human through the parent
     profile: str  # the profile name ("" = the default prompt), for the transcript's meta
     shared: Any  # the tree's :class:`~.spawn.SessionDelegation`
+    grant: Any = None  # its :class:`~.allowance.Grant`: boot points its budget check at it

@@ -22,13 +22,15 @@ from reasonix.cancel import Cancel
 from reasonix.errors import ReasonixError, ToolError
 from reasonix.tool import canonical_json
 
-from ..events import ApprovalRequested, Done, Error, Notice
+from ..events import ApprovalRequested, Done, Error, Notice, SubagentProgress, UsageReport
 from ..ports import ChildFactory, ChildRuntime
+from .allowance import Allowance, Grant, Pool
 from .capsule import ContextCapsule, digest, write_sidecar
 from .claims import WriteClaim, resolve_claim
 from .completion import COMPLETION_CONTRACT, Verdict, adjudicate, render, run_verdict
 from .ledger import Ledger
 from .profile import DEFAULT_READ_ONLY_TASK_PROMPT, DEFAULT_TASK_PROMPT
+from .progress import Emit, ProgressReporter
 from .request import ChildRequest
 from .scheduler import Scheduler
 from .scope import Narrowing
@@ -39,7 +41,7 @@ __all__ = ["ChildOutcome", "ModelChoice", "SessionDelegation", "TaskTool"]
 
 from typing import TYPE_CHECKING
 
-from reasonix.lazy import dataclass, field
+from reasonix.lazy import dataclass, field, replace
 
 if TYPE_CHECKING:
     from typing import Any
@@ -83,6 +85,9 @@ def _first(*values: str) -> str:
     return next((v for v in values if v), "")
 
 
+_NO_DEFAULTS = Allowance()
+
+
 @dataclass
 class SessionDelegation:
     """What a whole tree of runtimes shares: the scheduler, the limits, the counters.
@@ -99,6 +104,8 @@ class SessionDelegation:
     mcp: Any = None  # the session's McpManager, shared by every child (SUB-26)
     mutated: dict[Path, set[str]] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    # issue 36: per-spawn budgets reserved from the run's, and the spawn cap
+    pool: Pool = field(default_factory=lambda: Pool(_NO_DEFAULTS, 0))
 
     def record(self, outcome: ChildOutcome) -> None:
         """Add one finished child to the counters (thread-safe)."""
@@ -194,8 +201,12 @@ class TaskTool:
         default_model: Callable[[], str] = lambda: "",
         default_effort: Callable[[], str] = lambda: "",
         ask: Ask | None = None,
+        grant: Grant | None = None,
     ) -> None:
         self.shared, self.factory = shared, factory
+        self.grant = grant  # this runtime's own budget (a child's); None at the top
+        # the parent turn's event sink of the moment (progress events); None: nobody reads
+        self.emit: Callable[[], Emit | None] = lambda: None
         self.workspace = Path(workspace).resolve()
         self.roots = list(roots or [])
         self.depth, self.lineage = depth, lineage
@@ -282,29 +293,54 @@ class TaskTool:
         model, effort = self.shared.models.pick(spec, self.default_model(), self.default_effort())
         turn = self._first_turn(spec, writer)
         narrowing = Narrowing(read_only, claim, profile.allowed_tools if profile else None)
+        wanted = spec.task.allowance or _NO_DEFAULTS
+        grant = self.shared.pool.open(self.grant, wanted)  # ToolError: the spawn cap, none left
+        request = ChildRequest(
+            workspace=self.workspace, system=system, model=model, effort=effort,
+            max_steps=spec.task.max_steps, narrowing=narrowing, writer=writer,
+            mcp_strict=read_only or (claim is not None and not claim.whole),
+            depth=self.depth + 1, lineage=self.lineage,  # + its reservation, once it has one
+            parent_session=self.session_id(), parent_call=call_id,
+            ephemeral=spec.context.ephemeral, continue_from=spec.context.continue_from,
+            fork_from=spec.context.fork_from,
+            interactive=ask and self.ask is not None,
+            profile=profile.name if profile else "",
+            shared=self.shared, grant=grant,
+        )  # fmt: skip
+        try:
+            outcome = self._spawn(spec, request, turn, source, cancel, hooks)
+            self.shared.record(outcome)  # its usage joins the run's before its reservation ends
+        finally:
+            self.shared.pool.close(grant)
+        return outcome
+
+    def _spawn(
+        self,
+        spec: ProfileExecSpec,
+        request: ChildRequest,
+        turn: str,
+        source: str,
+        cancel: Cancel,
+        hooks: Any,
+    ) -> ChildOutcome:
+        """Hold a scheduler slot, build the child and drive it to its outcome."""
+        claim = request.narrowing.claim
         with self.shared.scheduler.slot(claim, self.lineage, cancel) as ident:
-            request = ChildRequest(
-                workspace=self.workspace, system=system, model=model, effort=effort,
-                max_steps=spec.task.max_steps, narrowing=narrowing, writer=writer,
-                mcp_strict=read_only or (claim is not None and not claim.whole),
-                depth=self.depth + 1, lineage=(*self.lineage, ident),
-                parent_session=self.session_id(), parent_call=call_id,
-                ephemeral=spec.context.ephemeral, continue_from=spec.context.continue_from,
-                fork_from=spec.context.fork_from,
-                interactive=ask and self.ask is not None,
-                profile=profile.name if profile else "",
-                shared=self.shared,
-            )  # fmt: skip
+            cancel.raise_if_cancelled()  # a stopped parent starts no child (issue 36)
+            request = replace(request, lineage=(*self.lineage, ident))
             try:
                 child = self.factory(request)
             except ReasonixError as err:
                 raise ToolError(f"the sub-agent could not start: {err}") from None
+            label = spec.task.label or (spec.profile.name if spec.profile else "")
+            progress = ProgressReporter(
+                self.emit(), child, request.grant, call_id=request.parent_call, label=label,
+                depth=request.depth,
+            )  # fmt: skip
             try:
-                outcome = self._drive(child, spec, request, turn, source, cancel, hooks)
+                return self._drive(child, spec, request, turn, source, cancel, hooks, progress)
             finally:
                 child.close()
-        self.shared.record(outcome)
-        return outcome
 
     @staticmethod
     def _run_turn(
@@ -314,6 +350,7 @@ class TaskTool:
         cancel: Cancel,
         ask: Ask | None,
         hooks: Any = None,
+        progress: ProgressReporter | None = None,
     ) -> tuple[str, str, str]:
         """One turn of the child: (final text, end reason, error message).
 
@@ -323,7 +360,11 @@ class TaskTool:
         prose, reason, error = "", "", ""
         for event in child.runner.run(text, cancel):
             ledger.observe(event)
-            if isinstance(event, Notice) and event.kind == "hook" and hooks is not None:
+            if progress is not None and isinstance(event, UsageReport):
+                progress.send()  # after each of its model requests
+            elif progress is not None and isinstance(event, SubagentProgress):
+                progress.relay(event)  # a nested child's, passed up
+            elif isinstance(event, Notice) and event.kind == "hook" and hooks is not None:
                 hooks.report(f"sub-agent: {event.text}")
             elif isinstance(event, ApprovalRequested):
                 event.answer(ask(event.request) if ask is not None else None)
@@ -342,12 +383,17 @@ class TaskTool:
         source: str,
         cancel: Cancel,
         hooks: Any,
+        progress: ProgressReporter | None = None,
     ) -> ChildOutcome:
         ledger = Ledger(self.workspace)
         started = time.time()
         asker = self.ask if request.interactive else None
         turn = _subagent_start(hooks, child, spec, turn)
-        prose, reason, error = self._run_turn(child, turn, ledger, cancel.child(), asker, hooks)
+        if progress is not None:
+            progress.send()
+        prose, reason, error = self._run_turn(
+            child, turn, ledger, cancel.child(), asker, hooks, progress
+        )
         blocks = 0  # SubagentStop sends the child back, bounded as Claude bounds Stop
         while hooks is not None and hooks.has("SubagentStop") and not cancel.cancelled:
             got = hooks.run("SubagentStop", self._stop_fields(child, spec, blocks > 0, prose))
@@ -355,7 +401,7 @@ class TaskTool:
                 break
             blocks += 1
             again = f"[SubagentStop hook] {got.reason}"
-            more = self._run_turn(child, again, ledger, cancel, asker, hooks)
+            more = self._run_turn(child, again, ledger, cancel, asker, hooks, progress)
             prose, reason, error = more[0] or prose, more[1], more[2]
         ended = time.time()
         writer = request.writer
@@ -376,6 +422,9 @@ class TaskTool:
             ended=ended, transcript=kept,
         )  # fmt: skip
         outcome.receipts = self._receipts(outcome, child, spec, claim)
+        if progress is not None:
+            ended_as = reason if reason in ("cancelled", "budget") else verdict.status
+            progress.send("cancelled" if cancel.cancelled else ended_as)
         if kept:
             run = {"entry": spec.entry, "label": spec.task.label, "depth": request.depth,
                    "status": verdict.status, "started": started, "ended": ended}  # fmt: skip

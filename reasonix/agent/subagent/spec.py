@@ -4,7 +4,7 @@ Spec §3.10 / SUB-7: a field belongs to whoever decides its value.
 
 * :class:`~.profile.Profile` — how the worker thinks (its own module);
 * :class:`TaskSpec` — what this call wants: the prompt, a model/effort for
-  this call, a step budget;
+  this call, a step budget and a spend budget (:class:`~.allowance.Allowance`);
 * :class:`CapabilityGrant` — what it may touch: read-only or a write claim;
 * :class:`ContextRequest` — what it starts from besides its task (only an
   explicit prior child transcript) and whether its transcript persists;
@@ -18,10 +18,15 @@ the context a run actually started from.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from reasonix.errors import ConfigError
 from reasonix.lazy import dataclass
 
 from .profile import Profile
+
+if TYPE_CHECKING:  # loaded with the spawn code, not on the first request's path
+    from .allowance import Allowance
 
 __all__ = [
     "ENTRY_POINTS",
@@ -48,6 +53,8 @@ class TaskSpec:
     effort: str = ""
     max_steps: int = 0  # 0: the configured budget
     label: str = ""  # a fleet item's id, for receipts and listings
+    # this call's own budget (issue 36); None or unset measures: [agent] subagent_max_*
+    allowance: Allowance | None = None
 
 
 @dataclass(frozen=True)

@@ -40,11 +40,23 @@ _CONTINUE = {"type": "string", "description": "A transcript id from earlier rece
 _FORK = {"type": "string", "description": "Like continue_from, on a copy."}
 
 
+# The call's own budget (issue 36), each cut to what the parent has left; 0 or absent: the
+# [agent] default. No descriptions: the names say it, and small windows pay for every byte.
+_BUDGET = {
+    "max_tokens": {"type": "integer"},
+    "max_cost": {"type": "number"},
+    "max_turns": {"type": "integer"},
+    "max_minutes": {"type": "number"},
+}
+
+
 def _obj(props: dict[str, Any], required: list[str]) -> dict[str, Any]:
     return {"type": "object", "properties": props, "required": required}
 
 
-_ITEM_PROPS = {"prompt": _PROMPT, "profile": _PROFILE, "model": _MODEL, "effort": _EFFORT}
+_ITEM_PROPS = {
+    "prompt": _PROMPT, "profile": _PROFILE, "model": _MODEL, "effort": _EFFORT, **_BUDGET,
+}  # fmt: skip
 
 SCHEMAS: dict[str, dict[str, Any]] = {
     "task": _obj(

@@ -18,6 +18,7 @@ from reasonix.errors import ReasonixError, ToolError
 from reasonix.tool import ToolContext, ToolResult
 from reasonix.tool.base import FunctionTool
 
+from .allowance import Allowance
 from .claims import resolve_claim
 from .fleet import FleetItem, FleetPlan, preflight, run_fleet, summary
 from .profile import Profile, profile_from_skill
@@ -61,6 +62,7 @@ def compile_spec(
         effort=str(args.get("effort") or ""),
         max_steps=steps,
         label=label,
+        allowance=_allowance(args),
     )
     grant = CapabilityGrant(
         read_only=read_only or bool(args.get("read_only")),
@@ -70,6 +72,24 @@ def compile_spec(
         ephemeral, str(args.get("continue_from") or ""), str(args.get("fork_from") or "")
     )
     return ProfileExecSpec(_profile(skills, args.get("profile")), task, grant, context, entry)
+
+
+def _amount(args: dict[str, Any], key: str, whole: bool) -> float:
+    value = args.get(key) or 0
+    kind = int if whole else (int, float)
+    if isinstance(value, bool) or not isinstance(value, kind) or not 0 <= value < float("inf"):
+        raise ToolError(f"{key} must be a {'whole ' if whole else ''}number ≥ 0")
+    return value
+
+
+def _allowance(args: dict[str, Any]) -> Allowance:
+    """The call's own budget (max_tokens, max_cost, max_turns, max_minutes; 0 = the default)."""
+    return Allowance(
+        int(_amount(args, "max_tokens", True)),
+        float(_amount(args, "max_cost", False)),
+        int(_amount(args, "max_turns", True)),
+        float(_amount(args, "max_minutes", False)) * 60,
+    )
 
 
 def _result(outcome: ChildOutcome) -> ToolResult:

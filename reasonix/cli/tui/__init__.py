@@ -2,7 +2,7 @@
 
 This module is what ``reasonix`` with no command dispatches to. It stays
 light (its flags only; a plain command line is read without argparse, from
-the generated ``reasonix/cli/_chat_args.py``) so the first frame paints
+the flag table ``reasonix/cli/flags.py``) so the first frame paints
 before the runtime is built. The full-screen view
 (:mod:`reasonix.cli.tui.app`) runs when stdin and stdout are terminals,
 ``TERM`` is set and not ``dumb``, curses imports, and ``--plain`` was not
@@ -22,12 +22,11 @@ __all__ = ["configure", "execute", "wants_view"]
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    """The chat flags: the run flags plus ``--plain`` (the same as line mode's)."""
-    from reasonix.cli.setup_run import add_run_flags
+    """The chat flags: the run flags plus ``--plain`` (the same as line mode's; cli/flags.py)."""
+    from reasonix.cli.flags import CHAT, add_flags
 
     parser.description = "Interactive chat in the current directory."
-    parser.add_argument("--plain", action="store_true", help="line mode (no full-screen view)")
-    add_run_flags(parser)
+    add_flags(parser, CHAT)
 
 
 def wants_view(args: argparse.Namespace, environ: dict[str, str] | None = None) -> bool:

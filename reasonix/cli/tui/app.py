@@ -54,12 +54,13 @@ if TYPE_CHECKING:
 __all__ = ["App", "run"]
 
 FRAME = 1 / 60  # seconds between paints while output streams
-IDLE_WAIT, BUSY_WAIT = 0.5, 0.1
+BUSY_WAIT = 0.1  # seconds between spinner steps while something runs (idle: no timer at all)
 MODE_CYCLE = ("ask", "auto", "plan")
 KEYS = """\
 keys: Enter sends · Ctrl-J or Alt-Enter: new line · Up/Down: history · Tab: complete
       Shift-Tab: mode ask → auto → plan · Esc or Ctrl-C: cancel the turn · Ctrl-O: details
-      PgUp/PgDn: scroll · Ctrl-D (or Ctrl-C twice): leave · `reasonix -c` resumes"""
+      PgUp/PgDn: scroll · Ctrl-Home/Ctrl-End (Home/End, empty composer): top/bottom
+      Ctrl-D (or Ctrl-C twice): leave · `reasonix -c` resumes"""
 
 
 class _Answer:
@@ -106,6 +107,7 @@ class App:
         self._dirty = True
         self._last_paint = 0.0
         self._last_tick = 0.0
+        self.wakes: dict[str, int] = {}  # what woke the loop, counted (Screen.wait's causes)
         self.status_line: Any = None  # the user's status command (statusline.RuntimeStatusLine)
 
     # -- cross-thread posting ------------------------------------------------------
@@ -162,10 +164,8 @@ class App:
 
     def _loop(self, screen: Screen) -> None:
         while not self.quit:
-            timeout = BUSY_WAIT if self.state.busy else IDLE_WAIT
-            if self._dirty:
-                timeout = max(0.0, FRAME - (time.monotonic() - self._last_paint))
-            screen.wait(timeout, self.wake_r)
+            cause = screen.wait(self._timeout(), self.wake_r)
+            self.wakes[cause] = self.wakes.get(cause, 0) + 1
             self._check_size(screen)
             keys = screen.keys()
             for key in keys:
@@ -178,6 +178,16 @@ class App:
                 self._dirty = True
             if self._dirty and (keys or now - self._last_paint >= FRAME):
                 self._paint()
+
+    def _timeout(self) -> float | None:
+        """How long the loop may sleep: to the next frame (output waits to be painted) or
+        spinner step (something runs); idle, None: only a key, a post or SIGWINCH wakes it."""
+        now = time.monotonic()
+        if self._dirty:
+            return max(0.0, FRAME - (now - self._last_paint))
+        if self.state.busy:
+            return max(0.0, BUSY_WAIT - (now - self._last_tick))
+        return None
 
     def _check_size(self, screen: Screen) -> None:
         try:
@@ -344,15 +354,15 @@ class App:
                     answer = _Answer(event)
                     diff = diff_for(req.tool_name, req.args, ws)
                     self.post("event", event, {"diff": diff, "answer": answer})
-                    while not answer.done.wait(0.05):
-                        if cancel.cancelled:
-                            break
+                    forget = cancel.on_cancel(answer.done.set)  # no polling: a cancel wakes it
+                    answer.done.wait()
+                    forget()
                     continue
                 extra: dict[str, Any] = {}
                 if isinstance(event, ToolStart) and not event.read_only:
-                    from .ingest import parse_args
+                    from reasonix.provider.types import arguments_object
 
-                    args = parse_args(event.arguments)
+                    args = arguments_object(event.arguments)
                     if call_key(event.name, args) not in asked:
                         extra["diff"] = diff_for(event.name, args, ws)
                 self.post("event", event, extra)

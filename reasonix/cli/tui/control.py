@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     Action = tuple[Any, ...]
 Completer = Callable[[str], list[tuple[str, str]]]
 LEAVE_WINDOW = 2.0  # seconds in which a second Ctrl-C leaves
+TOP = 1 << 40  # a scroll "above everything": the view clamps it to the transcript's first row
 
 
 def _none(_: str) -> list[tuple[str, str]]:
@@ -123,6 +124,11 @@ class Controls:
         if k.name in ("pgup", "pgdn"):
             step = max(1, s.page - 2)
             s.scroll = max(0, s.scroll + (step if k.name == "pgup" else -step))
+            return []
+        if k.name in ("ctrl-home", "ctrl-end") or (
+            k.name in ("home", "end") and not s.composer.text  # with text they move the cursor
+        ):
+            s.scroll = TOP if k.name.endswith("home") else 0  # the frame clamps TOP
             return []
         if k.name == "ctrl-o":
             s.detail = not s.detail

@@ -9,12 +9,12 @@ renderers never see a control character.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from reasonix.agent.prompt import typed_text
 from reasonix.cli.safe_text import printable
+from reasonix.provider.types import arguments_object
 
 from .diff import EDIT_TOOLS, call_diff, proposed_diff
 from .state import (
@@ -38,7 +38,6 @@ __all__ = [
     "clean",
     "clean_line",
     "diff_for",
-    "parse_args",
 ]
 
 _CHOICE_KEYS = {"ONCE": "1", "SESSION": "2", "ALWAYS": "3", "DENY": "4"}
@@ -52,15 +51,6 @@ def clean(text: str) -> str:
 def clean_line(text: str) -> str:
     """Untrusted text for one row (tabs expanded, newlines shown as ``\\n``)."""
     return printable(text.expandtabs(4), keep_newlines=False)
-
-
-def parse_args(arguments: str) -> dict[str, Any]:
-    """A call's JSON arguments as a dict ({} when they are not an object)."""
-    try:
-        value = json.loads(arguments or "{}")
-    except ValueError:
-        return {}
-    return value if isinstance(value, dict) else {}
 
 
 def _clean_value(value: Any) -> Any:
@@ -157,7 +147,7 @@ def apply_event(state: AppState, event: Any, extra: dict[str, Any] | None = None
     elif isinstance(event, ev.StepStart):
         t.close_streams()
     elif isinstance(event, ev.ToolStart):
-        args = _clean_value(parse_args(event.arguments))
+        args = _clean_value(arguments_object(event.arguments))
         card = _tool_for(state, clean_line(event.name), args, event.call_id)
         card.status = "running"
         if card.diff is None and extra.get("diff") is not None:
@@ -184,6 +174,11 @@ def apply_event(state: AppState, event: Any, extra: dict[str, Any] | None = None
         t.add(NoticeBlock(clean(event.message), "error"))
     elif isinstance(event, ev.Done):
         t.close_streams()
+        state.subagents.clear()  # the sub-agent panel lives for one turn
+    elif isinstance(event, ev.SubagentProgress):
+        from .subagents import note
+
+        note(state, event)
     elif isinstance(event, ev.UsageReport):
         state.status.context_used = event.usage.input_tokens
     elif isinstance(event, ev.WebSearch):  # a search the provider ran on its side
@@ -226,7 +221,7 @@ def blocks_from_messages(messages: list[Any]) -> list[Block]:
                 a.open = False
                 blocks.append(a)
             for call in m.tool_calls:
-                args = parse_args(call.arguments)
+                args = arguments_object(call.arguments)
                 card = ToolBlock(clean_line(call.name), _clean_value(args), call.id)
                 # The file has changed since: show the call's own old and new strings.
                 raw = call_diff(call.name, args)

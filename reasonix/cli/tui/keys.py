@@ -50,6 +50,13 @@ def _control_name(ch: str) -> str:
     return "ctrl-" + chr(ord(ch) + 96)
 
 
+def _ctrl(name: str, params: str) -> str:
+    """Ctrl-Home / Ctrl-End (modifier 5 in ``CSI 1;5H``, ``CSI 1;5~``): the transcript's ends."""
+    if name in ("home", "end") and params.endswith(";5"):
+        return "ctrl-" + name
+    return name
+
+
 class KeyDecoder:
     """A state machine over terminal input; :meth:`feed` returns the keys completed so far.
 
@@ -135,9 +142,9 @@ class KeyDecoder:
                 self._paste = []
                 return
             first = params.split(";")[0]
-            out.append(Key(_CSI_TILDE.get(first, "unknown")))
+            out.append(Key(_ctrl(_CSI_TILDE.get(first, "unknown"), params)))
             return
-        name = _CSI_FINAL.get(final, "unknown")
+        name = _ctrl(_CSI_FINAL.get(final, "unknown"), params)
         if ";" in params and name in ("left", "right") and params.endswith(("3", "5")):
             name = "alt-b" if name == "left" else "alt-f"  # Alt/Ctrl-arrow: word motion
         out.append(Key(name))

@@ -146,18 +146,21 @@ class Screen:
         height, width = self.stdscr.getmaxyx()
         return height, width
 
-    def wait(self, timeout: float, wake_fd: int | None = None) -> None:
-        """Sleep until input, a wake-up byte on ``wake_fd``, or ``timeout`` seconds."""
+    def wait(self, timeout: float | None, wake_fd: int | None = None) -> str:
+        """Sleep until input, a wake-up byte on ``wake_fd``, or ``timeout`` seconds (None: no
+        timeout); what ended it: ``"input"``, ``"wake"``, ``"timeout"`` or ``"typeahead"``."""
         if self._typeahead:
-            return  # keys() has them already
+            return "typeahead"  # keys() has them already
         fds = [sys.stdin.fileno()] + ([wake_fd] if wake_fd is not None else [])
         try:
             ready, _, _ = select.select(fds, [], [], timeout)
         except (OSError, ValueError):
-            return
+            return "error"
         if wake_fd is not None and wake_fd in ready:
             with contextlib.suppress(OSError):
                 os.read(wake_fd, 4096)
+            return "wake" if len(ready) == 1 else "input"
+        return "input" if ready else "timeout"
 
     def keys(self) -> list[Key]:
         """Every key waiting now (a pending ESC waits briefly for its sequence)."""
@@ -198,16 +201,29 @@ class Screen:
         return Key("unknown")
 
     def resize(self, lines: int, cols: int) -> None:
-        """The terminal changed size (SIGWINCH): tell curses, repaint everything next."""
+        """The terminal changed size (SIGWINCH): tell curses, repaint everything next.
+
+        ``resize_term``, not ``resizeterm``: the latter marks the screen for a clear
+        (``ESC[2J`` on the next refresh: a flash, and some terminals push the old
+        screen into the scrollback) and queues a ``KEY_RESIZE`` that would repaint
+        a second time. The next draw rewrites every cell instead (:meth:`_garble`)."""
         with contextlib.suppress(curses.error):
-            curses.resizeterm(lines, cols)
+            curses.resize_term(lines, cols)
         self._last = []
 
     def invalidate(self) -> None:
-        """Forget what is on screen, so the next draw repaints every row (Ctrl-L)."""
+        """Forget what is on screen, so the next draw rewrites every cell (Ctrl-L).
+
+        Never a clear: after the first frame the view only overwrites cells."""
         self._last = []
+        self._garble()
+
+    def _garble(self) -> None:
+        """Tell curses the terminal's cells are unknown: the next refresh rewrites each
+        one in place (``redrawwin``), with no full-screen clear before it."""
         if self.stdscr is not None:
-            self.stdscr.clear()
+            with contextlib.suppress(curses.error):
+                self.stdscr.redrawwin()
 
     def draw(self, rows: list[Line], cursor: tuple[int, int] | None) -> int:
         """Paint ``rows``, touching only those that changed; returns how many were painted."""
@@ -216,7 +232,8 @@ class Screen:
         height, width = scr.getmaxyx()
         if (height, width) != self._size:
             self._size, self._last = (height, width), []
-            scr.clear()
+            scr.erase()  # only the window's own cells: every row is added again below
+            self._garble()
         todo = changed_rows(self._last, rows[:height])
         for y in todo:
             row = rows[y]

@@ -40,13 +40,21 @@ __all__ = [
     "Transcript",
     "UserBlock",
     "hide_composer",
+    "stamp",
 ]
 
 _versions = itertools.count(1)
 
 
+def stamp() -> int:
+    """A number above every block version given out so far (each call takes one): a view
+    that saw stamp ``n`` knows no block was made or touched since when the next is ``n + 1``."""
+    return next(_versions)
+
+
 class Block:
-    """One item of the transcript; ``version`` changes whenever its rows would."""
+    """One item of the transcript; ``version`` changes whenever its rows would (versions are
+    unique across all blocks and only grow: see :func:`stamp`)."""
 
     def __init__(self) -> None:
         self.version = next(_versions)
@@ -124,6 +132,7 @@ class Transcript:
 
     def __init__(self) -> None:
         self.blocks: list[Block] = []
+        self.index: Any = None  # the view's row index over the blocks (view.RowIndex)
 
     def add(self, block: Block) -> Block:
         """Append a block (closing any open stream block first)."""
@@ -306,6 +315,8 @@ class AppState:
         self.tick = 0  # spinner phase
         self.page = 10  # transcript rows on screen (PgUp/PgDn step), set by the app
         self.panel_page = 10  # rows of the approval diff window (its PgUp/PgDn step)
+        # this turn's sub-agents: run id -> (label, latest SubagentProgress) (subagents.py)
+        self.subagents: dict[str, tuple[str, Any]] = {}
 
     @property
     def overlay(self) -> Overlay | None:

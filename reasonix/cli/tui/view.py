@@ -3,14 +3,22 @@
 From the top: the transcript (following new output unless scrolled up), then
 the bottom region — an overlay panel, the composer unless the overlay is
 modal (CMD-7), and the footer. Each block's rows are cached on the block for
-its (width, version, detail), and only the blocks that reach the visible
-window are rendered, so a long transcript costs what its screen shows.
+its (width, version, detail), and a row index kept across frames
+(:class:`RowIndex`) finds the visible window by bisection: a block is rendered
+when the view first reaches it, and a frame costs what its screen shows
+however long the transcript and wherever it is scrolled.
 """
 
 from __future__ import annotations
 
-from .state import ApprovalOverlay, AppState, Block, Composer, ToolBlock, hide_composer
+from bisect import bisect_left, bisect_right
+from typing import TYPE_CHECKING
+
+from .state import ApprovalOverlay, AppState, Block, Composer, ToolBlock, hide_composer, stamp
 from .width import Line, char_width, fit, text_width
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 # The cards (with Markdown and diffs) and the overlay panels are imported when a block or
 # an overlay is first drawn: the first frame, an empty chat, needs neither.
@@ -18,6 +26,7 @@ from .width import Line, char_width, fit, text_width
 __all__ = [
     "SPINNER",
     "Frame",
+    "RowIndex",
     "changed_rows",
     "composer_rows",
     "footer_row",
@@ -75,26 +84,114 @@ def tail_rows(state: AppState, width: int, first: int) -> int:
     )
 
 
+class RowIndex:
+    """Where each transcript block's rows start, kept across frames (``Transcript.index``).
+
+    Scrolling a long transcript must cost what the screen shows, not what the
+    transcript holds (issue 38: Home/End and PgUp/PgDn on 5,000 blocks within
+    2x of 50). Blocks are counted lazily outward from an *anchor*: ``down[k]``
+    is the rows of blocks ``anchor..anchor+k`` (new output at the end only
+    changes its tail), ``up[k]`` the rows of blocks ``anchor-1-k..anchor-1``
+    (filled as the view is scrolled further up than before). The window is
+    then found by bisection. A frame in which no block was made or touched
+    (:func:`~reasonix.cli.tui.state.stamp`) and the list kept its length and
+    ends checks nothing else; otherwise the block versions (unique, so they
+    also tell a replaced block) are compared to find the first change.
+    """
+
+    def __init__(self, key: tuple[int, bool], blocks: list[Block]) -> None:
+        self.key = key
+        self.anchor = len(blocks)
+        self.versions = [b.version for b in blocks]
+        self.up: list[int] = []
+        self.down: list[int] = []
+        self.seen = stamp()
+        self.last: Block | None = blocks[-1] if blocks else None
+
+    def sync(self, blocks: list[Block], rows_of: Callable[[int], list[Line]]) -> None:
+        """Bring the counts up to date with ``blocks`` and count the blocks after the anchor."""
+        now = stamp()
+        last = blocks[-1] if blocks else None
+        same = now == self.seen + 1 and len(blocks) == len(self.versions) and last is self.last
+        self.seen, self.last = now, last
+        if not same:
+            versions = [b.version for b in blocks]
+            k = _first_difference(self.versions, versions)
+            self.versions = versions
+            if k < self.anchor:  # something before the anchor changed: count afresh
+                self.anchor, self.up, self.down = len(blocks), [], []
+            else:  # the blocks from k on are counted again (k's change may move k+1's gap)
+                del self.down[k - self.anchor :]
+        total = self.down[-1] if self.down else 0
+        for i in range(self.anchor + len(self.down), len(blocks)):
+            total += len(rows_of(i))
+            self.down.append(total)
+
+    def reach(self, top: int, rows_of: Callable[[int], list[Line]]) -> None:
+        """Count blocks before the anchor until row ``top`` (<= 0: above the anchor) is known."""
+        above = self.up[-1] if self.up else 0
+        while -above > top and len(self.up) < self.anchor:
+            above += len(rows_of(self.anchor - 1 - len(self.up)))
+            self.up.append(above)
+
+    def block_at(self, row: int) -> int:
+        """The block holding ``row`` (rows count from the anchor's first; above it < 0)."""
+        if row >= 0:
+            return self.anchor + bisect_right(self.down, row)
+        return self.anchor - 1 - bisect_left(self.up, -row)
+
+    def start(self, i: int) -> int:
+        """The row block ``i`` starts at."""
+        if i >= self.anchor:
+            return self.down[i - self.anchor - 1] if i > self.anchor else 0
+        return -self.up[self.anchor - 1 - i]
+
+
+def _first_difference(a: list[int], b: list[int]) -> int:
+    """The first index where ``a`` and ``b`` differ (the shorter length if one extends the
+    other), by bisection over slice comparisons: C-speed, for lists of many thousands."""
+    lo, hi = 0, min(len(a), len(b))
+    if a[:hi] == b[:hi]:
+        return hi
+    while lo < hi:  # the first difference is in [lo, hi)
+        mid = (lo + hi) // 2
+        if a[lo : mid + 1] == b[lo : mid + 1]:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
 def transcript_window(state: AppState, width: int, height: int) -> tuple[list[Line], int]:
     """The visible transcript rows (top-aligned) and how far up it can scroll at most."""
-    blocks = state.transcript.blocks
-    need = height + max(0, state.scroll)
-    chunks: list[list[Line]] = []
-    count = 0
-    i = len(blocks) - 1
-    while i >= 0 and count < need:
-        rows = _rows_of(blocks[i], blocks[i - 1] if i > 0 else None, width, state.detail)
-        chunks.append(rows)
-        count += len(rows)
-        i -= 1
-    flat: list[Line] = []
-    for rows in reversed(chunks):
-        flat.extend(rows)
-    exhausted = i < 0
+    t = state.transcript
+    blocks = t.blocks
+
+    def rows_of(i: int) -> list[Line]:
+        return _rows_of(blocks[i], blocks[i - 1] if i > 0 else None, width, state.detail)
+
+    index = t.index
+    key = (width, state.detail)
+    if not isinstance(index, RowIndex) or index.key != key:
+        index = t.index = RowIndex(key, blocks)
+    index.sync(blocks, rows_of)
+    bottom = index.down[-1] if index.down else 0
+    index.reach(bottom - max(0, state.scroll) - height, rows_of)
+    top = -index.up[-1] if index.up else 0
+    exhausted = len(index.up) == index.anchor
+    count = bottom - top
     most = max(0, count - height) if exhausted else max(state.scroll, count - height)
     scroll = min(max(0, state.scroll), most)
-    end = len(flat) - scroll
-    window = flat[max(0, end - height) : end]
+    end = bottom - scroll
+    first = max(top, end - height)
+    window: list[Line] = []
+    if end > first:
+        i = index.block_at(first)
+        skip = first - index.start(i)
+        while len(window) < skip + (end - first) and i < len(blocks):
+            window.extend(rows_of(i))
+            i += 1
+        window = window[skip : skip + (end - first)]
     return window + [()] * (height - len(window)), most
 
 
@@ -215,13 +312,19 @@ def render_frame(state: AppState, width: int, height: int) -> Frame:
         comp, cursor_in = composer_rows(state.composer, width, max_comp, placeholder)
         comp = [rule_row(state, width), *comp]
         cursor_in = (cursor_in[0] + 1, cursor_in[1])
+    fleet: list[Line] = []
+    if state.subagents:  # the sub-agent panel (issue 36), only while a turn has children
+        from .subagents import panel_rows
+
+        fleet = panel_rows(state, width)
     panel: list[Line] = []
     room = 0
     if overlay is not None:
         from .overlays import overlay_rows
 
-        room = height - len(comp) - 1 - (1 if height > 6 else 0)
+        room = height - len(comp) - len(fleet) - 1 - (1 if height > 6 else 0)
         panel = overlay_rows(overlay, width, max(0, room))
+    panel += fleet
     bottom = panel + comp + [footer]
     cut = max(0, len(bottom) - height)  # a terminal smaller than the bottom region
     bottom = bottom[cut:]

@@ -21,6 +21,15 @@ Usage (``reasonix run`` / the TUI wire it like this)::
     mgr.resources(); mgr.read_resource(server, uri)     # @server:uri
     mgr.close()
 
+Tools on demand (issue 37): with ``defer_tools="auto"|"always"`` a server
+whose catalogue is cached from an earlier session stays ``dormant`` (no
+process) and :meth:`tools` offers, when the decision is to defer, only
+``use_capability`` (whose ``search`` action finds tools) plus the direct tools
+of ``always_load`` servers. A server with no cached catalogue is started to
+learn it; one that offers prompts or resources starts at once, because the
+session's slash commands and ``@`` references need them. The decision is taken
+once, at the first :meth:`wait_ready` or :meth:`tools`, and never revisited.
+
 A server that fails to start is skipped with a notice; it never stops the
 others or the session. ``${VAR}`` expansion (D22) happens per server at start,
 so an unset variable fails only the server that uses it. The variables
@@ -42,6 +51,7 @@ from reasonix.config.model import McpServerConfig
 from reasonix.config.paths import state_dir
 from reasonix.errors import PluginError
 from reasonix.lazy import dataclass, field
+from reasonix.plugin.mcp.catalog import Ranker, ToolSearch, load_catalogue, should_defer
 from reasonix.plugin.mcp.connect import ConnectOptions
 from reasonix.plugin.mcp.debug import DebugLog
 from reasonix.plugin.mcp.httpwire import AuthHook
@@ -101,7 +111,21 @@ class McpManager:
         on_notice: Callable[[str], None] | None = None,
         era: str = "auto",
         local: Sequence[LocalCapability] = (),
+        defer_tools: str = "never",
+        window_tokens: int = 0,
+        estimate: Callable[[str], int] | None = None,
+        ranker: Ranker | None = None,
+        catalog_dir: Path | None = None,
     ) -> None:
+        self.defer_tools = defer_tools  # "auto" | "always" | "never" (issue 37)
+        self.window_tokens = window_tokens
+        self._estimate = estimate
+        self._search = ToolSearch(ranker)
+        # None until decided; then fixed for the session (the tool list depends on it)
+        self._defer: bool | None = None
+        self.catalog_dir = (
+            catalog_dir if catalog_dir is not None else state_dir() / "mcp" / "catalog"
+        )
         self.workspace = workspace.resolve() if workspace is not None else None
         self.local = list(local)  # use_capability's in-process targets (CTX-5)
         self._notices: list[str] = []
@@ -132,6 +156,7 @@ class McpManager:
                 startup_timeout=startup_timeout,
                 call_timeout=call_timeout,
                 notice=self.notice,
+                catalog_dir=self.catalog_dir,
             )
         self._frozen: list[Tool] | None = None
 
@@ -151,16 +176,67 @@ class McpManager:
 
     # -- lifecycle -----------------------------------------------------------
     def start(self) -> None:
-        """Start every server in the background."""
+        """Start the servers in the background; with deferral possible, only those needed.
+
+        Needed: ``always_load`` servers, servers with no cached catalogue (the
+        only way to learn their tools) and servers offering prompts or resources.
+        """
+        if self.defer_tools == "never":
+            for rt in self.runtimes.values():
+                rt.start()
+            return
+        unknown = False
         for rt in self.runtimes.values():
-            rt.start()
+            cat = load_catalogue(self.catalog_dir, rt.config)
+            if cat is None or rt.config.always_load or cat.prompts or cat.resources:
+                unknown = unknown or cat is None
+                rt.start()
+            else:
+                rt.make_dormant(cat)
+        if not unknown:  # every catalogue known: decide now, start the rest if not deferring
+            self._decide()
 
     def wait_ready(self, timeout: float = START_WAIT_SECONDS) -> list[str]:
-        """Wait up to ``timeout`` for starts to finish; the names of ready servers."""
+        """Wait up to ``timeout`` for starts to finish; the names of ready servers.
+
+        Takes the defer decision when :meth:`start` could not; when it is not to
+        defer, the dormant servers start and are waited for in the time left.
+        """
         end = time.monotonic() + timeout
         for rt in self.runtimes.values():
             rt.wait(max(0.0, end - time.monotonic()))
+        if self._defer is None and self._decide():
+            for rt in self.runtimes.values():
+                rt.wait(max(0.0, end - time.monotonic()))
         return [name for name, rt in self.runtimes.items() if rt.state == "ready"]
+
+    @property
+    def deferred(self) -> bool:
+        """Whether MCP tools are offered through ``use_capability``'s search (decides once)."""
+        if self._defer is None:
+            self._decide()
+        return bool(self._defer)
+
+    @property
+    def search_index(self) -> ToolSearch | None:
+        """The shared tool search when tools are deferred (for other frontends), else None."""
+        return self._search if self.deferred else None
+
+    def _decide(self) -> bool:
+        """Fix the defer decision; True when servers were woken (not deferring)."""
+        specs = [spec for rt in self.runtimes.values() for spec in rt.tools]
+        self._defer = should_defer(self.defer_tools, specs, self.window_tokens, self._estimate)
+        if self._defer:
+            if self.defer_tools == "auto":
+                self.notice(
+                    f"MCP: {len(specs)} tools are offered on demand through use_capability "
+                    '(search); set [mcp] defer_tools = "never" to list them all'
+                )
+            return False
+        woken = [rt for rt in self.runtimes.values() if rt.state == "dormant"]
+        for rt in woken:
+            rt.wake()
+        return bool(woken)
 
     def close(self) -> None:
         """Close every connection (in parallel: each may wait out a grace period)."""
@@ -184,12 +260,14 @@ class McpManager:
 
         The list is computed once and then returned unchanged, so the schema
         the provider sees stays stable for the whole session (D21); servers
-        that become ready later are reached through ``use_capability``.
+        that become ready later are reached through ``use_capability``. When
+        tools are deferred only ``always_load`` servers give direct tools.
         """
         if self._frozen is None:
+            deferred = self.deferred
             out: list[Tool] = []
             for rt in self.runtimes.values():
-                if rt.state == "ready":
+                if rt.state == "ready" and (not deferred or rt.config.always_load):
                     out.extend(McpTool(rt, spec) for spec in rt.tools)
             out.append(self.capability_tool())
             self._frozen = out
@@ -210,7 +288,9 @@ class McpManager:
         ``local`` replaces the in-process targets (a sub-agent pages its own session).
         """
         own = self.local if local is None else local
-        return UseCapabilityTool(lambda: self.runtimes, allow=allow, local=own, strict=strict)
+        return UseCapabilityTool(  # search: fixed once decided (a stable schema)
+            lambda: self.runtimes, allow=allow, local=own, strict=strict, search=self.search_index
+        )
 
     def status(self, *, counts: bool = False) -> list[ServerStatus]:
         """A snapshot of every server; ``counts`` also asks for prompt/resource counts (/mcp)."""

@@ -1,6 +1,8 @@
 """One configured server at run time: start in the background, call, restart, close.
 
-States: ``starting`` → ``ready`` | ``failed``; ``closed`` at the end. The
+States: ``starting`` → ``ready`` | ``failed``; ``closed`` at the end. A
+server whose tools are known from the catalogue cache may instead begin
+``dormant`` (no process, issue 37) and start on its first call. The
 startup (launch, discovery/initialize, ``tools/list``) runs on its own thread
 under the startup timeout; a call waits for it only as long as that startup
 may still take, then gets its own call timeout, counted from readiness
@@ -13,6 +15,7 @@ import json
 import threading
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from reasonix.cancel import Cancel
@@ -21,6 +24,7 @@ from reasonix.config.mcp import expand_server
 from reasonix.config.model import McpServerConfig
 from reasonix.errors import Cancelled, ConfigError, PluginError
 from reasonix.lazy import dataclass, field
+from reasonix.plugin.mcp.catalog import Catalogue, save_catalogue
 from reasonix.plugin.mcp.client import McpClient
 from reasonix.plugin.mcp.connect import ConnectOptions, open_client
 from reasonix.plugin.mcp.errors import ConnectionLost, McpTimeout, RpcError
@@ -63,8 +67,10 @@ class ServerRuntime:
         startup_timeout: float,
         call_timeout: float,
         notice: Callable[[str], None],
+        catalog_dir: Path | None = None,
     ) -> None:
         self.config = config
+        self.catalog_dir = catalog_dir  # where tools/list is cached (None: not cached)
         self.name = config.name
         self.lookup = lookup
         self.options = options
@@ -89,6 +95,19 @@ class ServerRuntime:
         self._restarted = False
         self._closed = False
         self._start_cancel: Cancel | None = None  # lets close() abort a start in progress
+        self._wake_lock = threading.Lock()  # one start for concurrent first calls
+
+    # -- dormant (issue 37) ------------------------------------------------
+    def make_dormant(self, catalogue: Catalogue) -> None:
+        """Know the tools from the cache and start nothing until a call needs the server."""
+        self.tools = list(catalogue.tools)
+        self.state = "dormant"
+
+    def wake(self) -> None:
+        """Start a dormant server in the background (a no-op in any other state)."""
+        with self._wake_lock:
+            if self.state == "dormant" and not self._closed:
+                self.start()
 
     # -- start -------------------------------------------------------------
     def start(self) -> None:
@@ -123,6 +142,15 @@ class ServerRuntime:
                 return
             self.client, self.tools, self.state, self.error = client, tools, "ready", ""
         self._done.set()
+        self._remember(client, tools)
+
+    def _remember(self, client: McpClient, tools: list[dict[str, Any]]) -> None:
+        """Cache what the server offers, so a later session need not start it to know."""
+        if self.catalog_dir is None:
+            return
+        caps = client.capabilities
+        catalogue = Catalogue(tools, "prompts" in caps, "resources" in caps)
+        save_catalogue(self.catalog_dir, self.config, catalogue)
 
     def _options(self) -> ConnectOptions:
         opts = self.options
@@ -166,6 +194,8 @@ class ServerRuntime:
             self.tools = client.list_all("tools/list", "tools", timeout=self.call_timeout)
         except (PluginError, Cancelled) as exc:
             self.notice(f"MCP server {self.name}: refreshing tools failed: {exc}")
+            return
+        self._remember(client, self.tools)
 
     def _fail(self, message: str) -> None:
         with self._lock:
@@ -177,7 +207,12 @@ class ServerRuntime:
         self._done.set()
 
     def wait(self, timeout: float | None, cancel: Cancel | None = None) -> bool:
-        """Wait until the start finished (ready or failed); True when it has."""
+        """Wait until the start finished (ready or failed); True when it has.
+
+        A dormant server has no start in progress: True at once.
+        """
+        if self.state == "dormant":
+            return True
         end = None if timeout is None else time.monotonic() + timeout
         while not self._done.is_set():
             left = None if end is None else end - time.monotonic()
@@ -190,9 +225,17 @@ class ServerRuntime:
                 self._done.wait(step)
         return True
 
+    def settle(self, cancel: Cancel) -> None:
+        """Wait for a start in progress to finish (bounded by its startup deadline)."""
+        if self.state == "starting":
+            self.wait(max(0.0, self._deadline - time.monotonic()) + 0.5, cancel)
+
     # -- calls -------------------------------------------------------------
     def ensure_ready(self, cancel: Cancel) -> McpClient:
-        """The live client, waiting for a start in progress or restarting a dead one."""
+        """The live client, starting a dormant server, waiting for a start in progress
+        or restarting a dead one."""
+        if self.state == "dormant":
+            self.wake()
         if self.state == "starting":
             self.wait(max(0.0, self._deadline - time.monotonic()) + 0.5, cancel)
             cancel.raise_if_cancelled()

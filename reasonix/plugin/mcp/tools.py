@@ -20,6 +20,7 @@ from reasonix.tool import ToolContext, ToolResult
 if TYPE_CHECKING:  # types only: use_capability must not pull in the transports
     from typing import Any
 
+    from reasonix.plugin.mcp.catalog import ToolSearch
     from reasonix.plugin.mcp.runtime import ProgressSink, ServerRuntime
 
 __all__ = [
@@ -122,6 +123,13 @@ _DESCRIPTION = """Reach tools of the configured MCP servers, including servers s
 action "list": every server with its state and tools (optionally only `server`).
 action "inspect": the description and input schema of `server`/`tool`.
 action "call": call `server`/`tool` with `arguments` (an object)."""
+# When MCP tools are deferred (issue 37) the proxy is their only entry point.
+_DESCRIPTION_SEARCH = """Reach tools of the configured MCP servers; they are not in your tool list.
+action "search": the tools best matching `query`, with their input schemas.
+action "list": every server with its state and tools (optionally only `server`).
+action "inspect": the description and input schema of `server`/`tool`.
+action "call": call `server`/`tool` (or `tool` "mcp__server__tool") with `arguments`."""
+SEARCH_LIMIT = 5  # results of a search: enough to choose from, few enough to stay small
 _LOCAL_HEAD = "\nBuilt-in capabilities, reached the same way:"
 
 
@@ -138,8 +146,12 @@ class UseCapabilityTool:
         allow: Allow | None = None,
         local: Sequence[LocalCapability] = (),
         strict: bool = False,
+        search: ToolSearch | None = None,
     ) -> None:
         self._runtimes = runtimes
+        # the manager's shared index when MCP tools are deferred; None: no search action,
+        # so a session without deferral sends the same bytes as before issue 37
+        self._search = search
         # SUB-15: judge a target before any server process starts (or restarts); a
         # target of a server that is not live cannot be proven allowed and is refused.
         self._strict = strict
@@ -148,9 +160,11 @@ class UseCapabilityTool:
         self._allow = allow
         # Local targets win over an MCP server of the same name for their exact tool.
         self._local = {(c.server, c.tool): c for c in local}
+        head = _DESCRIPTION if search is None else _DESCRIPTION_SEARCH
+        self.description = head
         if self._local:  # fixed at construction: the schema never changes in a session
             lines = [f'- server "{c.server}", tool "{c.tool}": {c.description}' for c in local]
-            self.description = "\n".join([_DESCRIPTION, _LOCAL_HEAD, *lines])
+            self.description = "\n".join([head, _LOCAL_HEAD, *lines])
         self.schema: dict[str, Any] = {
             "type": "object",
             "properties": {
@@ -165,6 +179,12 @@ class UseCapabilityTool:
             "required": ["action"],
             "additionalProperties": False,
         }
+        if search is not None:
+            self.schema["properties"]["action"]["enum"].insert(0, "search")
+            self.schema["properties"]["query"] = {
+                "type": "string",
+                "description": "words for action search",
+            }
 
     def execute(self, args_json: str, ctx: ToolContext) -> ToolResult:
         """Dispatch list / inspect / call."""
@@ -174,6 +194,8 @@ class UseCapabilityTool:
         action = args.get("action")
         if action == "list":
             return self._list(str(args.get("server") or ""))
+        if action == "search":
+            return self._search_tools(str(args.get("query") or ""), ctx)
         local = self._local_target(args)
         if local is not None:
             return self._run_local(local, action, args, ctx)
@@ -204,13 +226,45 @@ class UseCapabilityTool:
     def reads_only(self, args: dict[str, Any]) -> bool:
         """Whether this call only reads: ``list``, ``inspect``, or calling a read-only
         local capability. The agent's execute step asks this per call, so paging the
-        session's own tool result is gated like a reader; MCP calls keep the writer gate.
+        session's own tool result is gated like a reader. An MCP call is judged through
+        :meth:`gate_target` instead (as its target), so it counts as a writer here.
         """
         action = args.get("action")
-        if action in ("list", "inspect"):
+        if action in ("search", "list", "inspect"):
             return True
         local = self._local_target(args) if action == "call" else None
         return local is not None and local.read_only
+
+    def gate_target(self, args: dict[str, Any]) -> tuple[str, bool, dict[str, Any]] | None:
+        """What the permission layer judges for a ``call`` of an MCP tool (issue 37):
+        the target's ``mcp__server__tool`` id, its read-only hint and its arguments,
+        so rules naming that tool and its hint apply exactly as to a direct call;
+        None for other actions, local capabilities and unknown servers.
+
+        Resolved from the known catalogue (live or cached): nothing is started.
+        A tool not in the catalogue is judged as a writer under its id.
+        """
+        if args.get("action") != "call" or self._local_target(args) is not None:
+            return None
+        server, tool = str(args.get("server") or ""), str(args.get("tool") or "")
+        runtimes = self._runtimes()
+        if not server and tool.startswith("mcp__"):
+            server = next((n for n in runtimes if tool.startswith(tool_id(n, ""))), "")
+            tool = tool[len(tool_id(server, "")) :] if server else tool
+        runtime = runtimes.get(server)
+        if runtime is None or not tool:
+            return None
+        arguments = args.get("arguments")
+        target_args = arguments if isinstance(arguments, dict) else {}
+        spec = _spec_named(server, tool, runtime)
+        if spec is None:
+            return tool_id(server, tool), self.reads_only(args), target_args
+        hints = spec.get("annotations")
+        # a frontend that reads only (the planner's, COORD-15) keeps its reader verdict
+        read_only = self.reads_only(args) or (
+            isinstance(hints, dict) and hints.get("readOnlyHint") is True
+        )
+        return tool_id(server, str(spec.get("name"))), read_only, target_args
 
     def _local_target(self, args: dict[str, Any]) -> LocalCapability | None:
         server, tool = str(args.get("server") or ""), str(args.get("tool") or "")
@@ -236,6 +290,45 @@ class UseCapabilityTool:
         except ReasonixError as exc:
             return ToolResult.error(f"{cap.server}:{cap.tool}: {exc}")
         return out if isinstance(out, ToolResult) else ToolResult(content=out)
+
+    def _search_tools(self, query: str, ctx: ToolContext) -> ToolResult:
+        """The best matching tools with their schemas, one JSON object a line (issue 37).
+
+        The schemas reach the model as this tool result, appended to the
+        conversation, so the tool list and the system prompt never change. Servers
+        still starting (a first-ever start learning its tools) are waited for. The
+        server of the best hit is started in the background (unless strict), so
+        the call that usually follows does not wait for the whole start.
+        """
+        if not query.strip():
+            return ToolResult.error('action "search" needs a `query`: words for what the tool does')
+        k = SEARCH_LIMIT
+        if self._search is None:
+            return ToolResult.error('MCP tools are all in your tool list; use action "list"')
+        runtimes = self._runtimes()
+        for rt in runtimes.values():  # a server still starting has no catalogue yet: wait
+            rt.settle(ctx.cancel)
+        catalogues = [(name, rt.tools) for name, rt in runtimes.items()]
+        # ask for more than k: refused targets are dropped after ranking
+        hits = self._search.search(catalogues, query, k + 10 if self._allow else k)
+        hits = [(server, spec) for server, spec in hits if not self._refusal(server, spec)][:k]
+        if not hits:
+            return ToolResult(content=f"no MCP tool matches {query!r}; try other words or list")
+        top = runtimes.get(hits[0][0])
+        if top is not None and not self._strict:
+            top.wake()
+        lines = [
+            f"{len(hits)} MCP tool(s) for {query!r}. Call one with "
+            '{"action": "call", "tool": "<tool>", "arguments": {...}}:'
+        ]
+        for server, spec in hits:
+            entry = {
+                "tool": tool_id(server, str(spec.get("name"))),
+                "description": str(spec.get("description") or spec.get("title") or ""),
+                "input_schema": spec.get("inputSchema") or dict(EMPTY_SCHEMA),
+            }
+            lines.append(json.dumps(entry, ensure_ascii=False, sort_keys=True))
+        return ToolResult(content="\n".join(lines))
 
     def _list(self, only: str) -> ToolResult:
         runtimes = self._runtimes()
@@ -303,16 +396,26 @@ class UseCapabilityTool:
         runtime = runtimes.get(server)
         if runtime is None:
             return ToolResult.error(f"no MCP server named {server!r}; known: {', '.join(runtimes)}")
-        if runtime.state == "starting":
+        # a dormant server's cached catalogue may lack a tool added since: start it to know
+        dormant_miss = runtime.state == "dormant" and _spec_named(server, tool, runtime) is None
+        if runtime.state == "starting" or dormant_miss:
             try:
                 runtime.ensure_ready(ctx.cancel)
             except Exception as exc:  # noqa: BLE001 - reported to the model below
                 return ToolResult.error(f"MCP server {server} is unavailable: {exc}")
-        for spec in runtime.tools:
-            name = str(spec.get("name"))
-            if tool in (name, tool_id(server, name).split("__", 2)[-1]):
-                return runtime, spec
-        if runtime.state != "ready":
+        spec = _spec_named(server, tool, runtime)
+        if spec is not None:
+            return runtime, spec
+        if runtime.state not in ("ready", "dormant"):
             return ToolResult.error(f"MCP server {server} is unavailable: {runtime.error}")
         names = ", ".join(str(s.get("name")) for s in runtime.tools)
         return ToolResult.error(f"MCP server {server} has no tool {tool!r}; it has: {names}")
+
+
+def _spec_named(server: str, tool: str, runtime: ServerRuntime) -> dict[str, Any] | None:
+    """The spec of ``tool`` (raw or sanitised name) among the runtime's known tools."""
+    for spec in runtime.tools:
+        name = str(spec.get("name"))
+        if tool in (name, tool_id(server, name).split("__", 2)[-1]):
+            return spec
+    return None

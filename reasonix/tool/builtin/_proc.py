@@ -26,6 +26,7 @@ from collections.abc import Callable
 
 from reasonix.cancel import Cancel
 from reasonix.lazy import Pattern, dataclass
+from reasonix.pids import pid_alive
 from reasonix.tool.children import contained, popen
 
 __all__ = [
@@ -95,12 +96,8 @@ def group_alive(pgid: int) -> bool:
 
 def alive(pid: int) -> bool:
     """True while ``pid`` exists and is not a zombie."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
+    if not pid_alive(pid):
         return False
-    except PermissionError:
-        return True
     try:
         with open(f"/proc/{pid}/stat", "rb") as fh:
             state = fh.read().rsplit(b")", 1)[1].split()[0]
