@@ -29,7 +29,11 @@ from reasonix.provider.types import Usage
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["GROUPINGS", "PriceLookup", "Report", "Row", "build_report", "session_files"]
+    from reasonix.config.model import Config
+
+__all__ = [
+    "GROUPINGS", "PriceLookup", "Report", "Row", "build_report", "price_lookup", "session_files",
+]  # fmt: skip
 
 GROUPINGS = ("day", "model", "session", "project")
 _USAGE_PREFIX = b'{"type":"usage"'
@@ -41,6 +45,26 @@ _INDEX = {k: i for i, k in enumerate(_TOKEN_KEYS)}
 
 # (provider, model) -> (price per million tokens or None, where it came from)
 PriceLookup = Callable[[str, str], "tuple[dict[str, Any] | None, str]"]
+
+
+def price_lookup(cfg: Config | None) -> PriceLookup:
+    """The price of a model as ``reasonix usage`` and serve's usage page state it: the
+    provider's ``prices`` table in the user's config first, then the presets, else
+    "unpriced" (never guessed)."""
+    from dataclasses import asdict
+
+    from reasonix.config.presets import price_for
+
+    def lookup(provider: str, model: str) -> tuple[dict[str, Any] | None, str]:
+        for p in cfg.providers if cfg is not None else ():
+            if p.name == provider and p.prices.get(model):
+                return dict(p.prices[model]), f"prices of provider {provider!r} (config)"
+        preset = price_for(provider, model)
+        if preset is not None:
+            return asdict(preset), f"preset {provider!r}"
+        return None, "unpriced"
+
+    return lookup
 
 
 @dataclass

@@ -18,10 +18,7 @@ from typing import TYPE_CHECKING
 from reasonix.cli.safe_text import printable
 
 if TYPE_CHECKING:
-    from typing import Any
-
     from reasonix.agent.usage_report import Report, Row
-    from reasonix.config.model import Config
 
 __all__ = ["configure", "execute"]
 
@@ -53,27 +50,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
     out.add_argument("--csv", action="store_true", help="print the rows as CSV")
 
 
-def _price_lookup(cfg: Config | None) -> Any:
-    from dataclasses import asdict
-
-    from reasonix.config.presets import price_for
-
-    def lookup(provider: str, model: str) -> tuple[dict[str, Any] | None, str]:
-        for p in cfg.providers if cfg is not None else ():
-            if p.name == provider and p.prices.get(model):
-                return dict(p.prices[model]), f"prices of provider {provider!r} (config)"
-        preset = price_for(provider, model)
-        if preset is not None:
-            return asdict(preset), f"preset {provider!r}"
-        return None, "unpriced"
-
-    return lookup
-
-
 def execute(args: argparse.Namespace) -> int:
     """Build the report and print it."""
     from reasonix import config as config_mod
-    from reasonix.agent.usage_report import build_report, session_files
+    from reasonix.agent.usage_report import build_report, price_lookup, session_files
     from reasonix.config.paths import project_slug, state_dir
     from reasonix.errors import UsageError
 
@@ -87,7 +67,7 @@ def execute(args: argparse.Namespace) -> int:
     except Exception as err:  # noqa: BLE001 - any config error: report tokens, prices from presets
         sys.stderr.write(printable(f"usage: config not read ({err}); preset prices only\n"))
     files = session_files(state_dir() / "sessions", args.all_projects, project_slug(workspace))
-    report = build_report(files, _price_lookup(cfg), args.by, since, until)
+    report = build_report(files, price_lookup(cfg), args.by, since, until)
     if args.json:
         print(json.dumps(report.as_dict(), ensure_ascii=False))
     elif args.csv:

@@ -16,6 +16,7 @@ Routes (``{id}`` is a session id)::
     POST /api/logout
     GET  /api/config                models, modes, workspace
     GET  /api/sessions              list             POST /api/sessions    new session
+    GET  /api/usage?by=&since=&until=&all_projects=1   ``reasonix usage --json``'s report
     GET  /api/sessions/{id}         transcript + the sequence number to stream from
     GET  /api/sessions/{id}/events  SSE (``Last-Event-ID`` or ``?after=N`` resumes)
     GET  /api/sessions/{id}/complete?q=TEXT
@@ -313,6 +314,10 @@ class Handler(BaseHTTPRequestHandler):
                 return self._json(200, app.describe())
             if path == "/api/sessions":
                 return self._json(200, {"sessions": app.manager.sessions()})
+            if path == "/api/usage":
+                from .usage_api import usage_report
+
+                return self._json(200, usage_report(app.settings.workspace, query, app.log))
         elif method == "POST":
             if path == "/api/login":
                 return self._login()

@@ -22,9 +22,12 @@ import pytest
 from fakes import FakeServer, SearchSpec, Turn
 from serve_kit import (
     CALC,
+    DAY1,
+    DAY2,
     ServeProcess,
     allow_test_run,
     env_for,
+    record_sessions,
     task_script,
     write_workspace,
 )
@@ -316,3 +319,62 @@ def test_a_provider_web_search_is_a_card_with_safe_links(context: Any, tmp_path:
             shot(page, "desktop-web-search")
         finally:
             assert serve.stop()[0] == 0
+
+
+def test_usage_view_shows_the_report(context: Any, tmp_path: Path) -> None:
+    """The Usage view: totals, a row with a bar per day, unpriced named, the basis, top sessions."""
+    ws, other = tmp_path / "repo", tmp_path / "other"
+    ws.mkdir()
+    other.mkdir()
+    top = record_sessions(ws, other)
+    (ws / "reasonix.toml").write_text('default_model = "local/priced"\n')
+    serve = ServeProcess(ws, tmp_path, "--auth-mode", "token")
+    try:
+        page = context.pages[0] if context.pages else context.new_page()
+        page.goto(serve.url)
+        expect(page.locator("#input")).to_be_enabled()
+        page.click("#usage-button")
+        expect(page.locator("#title")).to_have_text("Usage")
+        expect(page.locator("#transcript")).to_be_hidden()
+        totals = page.locator("#usage-totals")
+        # priced: (400 + 600 * 0.5 + 100 * 2) + (2000 + 200 * 2) + sub-agent (300 + 30 * 2) per 1e6
+        expect(totals.locator(".u-cost .u-value")).to_have_text("$0.0037 + unpriced: 1 req")
+        expect(totals).to_contain_text("requests4")
+        rows = page.locator("#usage-rows tbody tr")
+        expect(rows).to_have_count(2)
+        expect(rows.nth(0).locator(".u-key")).to_have_text(DAY1)
+        expect(rows.nth(1).locator(".u-costcell")).to_have_text("$0.0028 + unpriced: 1 req")
+        widths = [rows.nth(i).locator(".u-fill").evaluate("e => e.getBoundingClientRect().width")
+                  for i in range(2)]  # fmt: skip
+        assert 0 < widths[0] < widths[1]  # day 2 has the most tokens: the longest bar
+        expect(page.locator("#usage-subagents")).to_have_text(
+            "sub-agents: 1 of 4 requests, 8% of tokens, cost $0.0004"
+        )
+        expect(page.locator("#usage-top li").first).to_contain_text(top)
+        basis = page.locator("#usage-basis li")
+        expect(basis.filter(has_text="local/free")).to_have_text(
+            "local/free: unpriced (no price in config or presets; not in cost)"
+        )
+        expect(basis.filter(has_text="local/priced")).to_contain_text("cache discount applied")
+        shot(page, "desktop-usage")
+
+        page.select_option("#usage-by", "model")
+        page.check("#usage-all")
+        page.click("#usage-form button[type=submit]")
+        expect(page.locator("#usage-rows tbody tr")).to_have_count(2)
+        expect(page.locator("#usage-totals")).to_contain_text("requests5")
+        page.fill("#usage-since", DAY2)
+        page.fill("#usage-until", DAY1)
+        page.click("#usage-form button[type=submit]")
+        expect(page.locator("#usage-error")).to_have_text("usage: since is after until")
+        expect(page.locator("#usage-totals")).to_have_count(0)
+        page.set_viewport_size(PHONE)
+        page.wait_for_timeout(300)  # the sidebar's slide-out transition
+        shot(page, "phone-usage")
+        page.set_viewport_size(DESKTOP)
+
+        page.click("#usage-close")
+        expect(page.locator("#transcript")).to_be_visible()
+        expect(page.locator("#usage")).to_be_hidden()
+    finally:
+        assert serve.stop()[0] == 0

@@ -10,12 +10,14 @@
 //   sessions.js    the session list, opening a session, the events of its stream
 //   composer.js    the message box, / and @ completion, the picker
 //   login.js       the login form
+//   usage.js       the Usage view (`reasonix usage` as a page)
 import { wireComposer } from "./composer.js";
 import { $, el, state } from "./dom.js";
 import { login, showLogin } from "./login.js";
 import { newSession, openSession, wireSessions } from "./sessions.js";
 import { wireTranscript } from "./transcript.js";
 import { api } from "./transport.js";
+import { wireUsage } from "./usage.js";
 
 async function startApp() {
   $("login").hidden = true;
@@ -45,6 +47,7 @@ async function boot() {
   wireComposer();
   wireSessions();
   wireTranscript();
+  wireUsage();
   $("login-form").addEventListener("submit", async (e) => {
     e.preventDefault();
     if (await login($("login-secret").value)) { $("login-secret").value = ""; startApp(); }
