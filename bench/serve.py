@@ -14,10 +14,16 @@ SSE sockets with one ``selectors`` loop so the clients cost little.
   started at once: every stream complete and in order.
 * **peak RSS** of the server process (``VmHWM``), which runs on a clean
   interpreter (``bench/bare_python.py``), as a user's would.
+* **idle clients** (issue 38) — ``--idle`` (100) SSE connections on a session
+  with no turn: the server's ``VmRSS`` growth divided by their number.
+* **CPU of many clients** (issue 38) — the server's CPU time (``utime +
+  stime``) for one turn watched by ``--clients`` tabs against one watched by a
+  single tab, ``--rounds`` (5) interleaved rounds, medians.
 
-Target: median fan-out latency < 5 ms at 50 clients. Prints ``serve: …`` lines.
+Targets: median fan-out latency < 5 ms and p99 ≤ 50 ms at 50 clients; ≤ 100 KiB
+per idle client; 50 clients ≤ 2× the CPU of one. Prints ``serve: …`` lines.
 
-Usage: python bench/serve.py [--clients 50] [--sessions 20] [--deltas 300]
+Usage: python bench/serve.py [--clients 50] [--sessions 20] [--deltas 300] [--rounds 5]
 """
 
 from __future__ import annotations
@@ -42,6 +48,7 @@ from bare_python import bare_python  # bench/ is this script's first sys.path en
 
 ROOT = Path(__file__).resolve().parent.parent
 TARGET_MS = 5.0
+P99_MS, IDLE_KIB, CPU_RATIO = 50.0, 100.0, 2.0
 
 
 class Reader:
@@ -139,6 +146,8 @@ class Serve:
             'default_model = "fake/fake-model"\n[[providers]]\nname = "fake"\nkind = "openai"\n'
             f'base_url = "http://127.0.0.1:{fake_port}"\nmodels = ["fake-model"]\n'
             'api_key_env = "FAKE_PROVIDER_KEY"\n'
+            # a closed tab's slot is freed at its next ping (15 s): room for every round
+            "[serve]\nmax_connections = 1000\n"
         )
         # the workspace is the bench's own, so it is trusted (its provider is a loopback fake)
         run_env = {"PATH": os.environ.get("PATH", ""), "HOME": str(tmp), "LANG": "C.UTF-8",
@@ -164,6 +173,21 @@ class Serve:
         conn.close()
         assert resp.status < 300, (resp.status, value)
         return value
+
+    def _status_kib(self, field: str) -> float:
+        for line in Path(f"/proc/{self.proc.pid}/status").read_text().splitlines():
+            if line.startswith(field + ":"):
+                return float(line.split()[1])
+        return float("nan")
+
+    def rss_kib(self) -> float:
+        """The server's resident memory now (``VmRSS``)."""
+        return self._status_kib("VmRSS")
+
+    def cpu_seconds(self) -> float:
+        """The server's CPU time so far (user + system)."""
+        fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
     def peak_rss_mib(self) -> float:
         for line in Path(f"/proc/{self.proc.pid}/status").read_text().splitlines():
@@ -206,6 +230,8 @@ def main() -> int:
     ap.add_argument("--sessions", type=int, default=20)
     ap.add_argument("--deltas", type=int, default=300)
     ap.add_argument("--delay", type=float, default=0.004, help="seconds between model deltas")
+    ap.add_argument("--idle", type=int, default=100, help="idle SSE clients for the memory figure")
+    ap.add_argument("--rounds", type=int, default=5, help="rounds of the CPU comparison")
     args = ap.parse_args()
     pyz = Path(args.pyz)
     if not pyz.is_file():
@@ -213,7 +239,7 @@ def main() -> int:
         return 2
     words = [f"w{i} " for i in range(args.deltas)]
     turn = {"text": words, "delay": args.delay}
-    script = [turn] * (1 + args.sessions)
+    script = [turn] * (1 + args.sessions + 2 * args.rounds)
     with tempfile.TemporaryDirectory(prefix="rx-bench-serve-") as tmp:
         serve = Serve(pyz, script, Path(tmp))
         try:
@@ -232,6 +258,7 @@ def main() -> int:
             every = sorted(v for x in lat for v in x)
             median = statistics.median(medians)
             p95 = every[int(0.95 * (len(every) - 1))]
+            p99 = every[int(0.99 * (len(every) - 1))]
 
             # 2. many sessions with turns at once
             sids = [serve.call("POST", "/api/sessions", {})["id"] for _ in range(args.sessions)]
@@ -250,19 +277,61 @@ def main() -> int:
             multi_wall = time.monotonic() - started
             check(streams, words, "sessions")
             rss = serve.peak_rss_mib()
+
+            # 3. memory per idle client: streams attached to a session with no turn
+            idle_sid = serve.call("POST", "/api/sessions", {})["id"]
+            idle_head = serve.call("GET", f"/api/sessions/{idle_sid}")["seq"]
+            time.sleep(0.3)
+            before = serve.rss_kib()
+            idle = [Reader(serve.port, idle_sid, idle_head) for _ in range(args.idle)]
+            time.sleep(1.0)  # every stream attached and waiting
+            per_idle = (serve.rss_kib() - before) / args.idle
+            for r in idle:
+                r.sock.close()
+
+            # 4. CPU: one turn watched by many tabs against one watched by one
+            cpu: dict[int, list[float]] = {args.clients: [], 1: []}
+            for n in range(args.rounds):
+                for count in (args.clients, 1) if n % 2 == 0 else (1, args.clients):
+                    cpu[count].append(_turn_cpu(serve, count, words))
+            cpu_many = statistics.median(cpu[args.clients])
+            cpu_one = statistics.median(cpu[1])
         finally:
             serve.close()
-    ok = "ok" if median < TARGET_MS else "OVER"
+    ok = "ok" if median < TARGET_MS and p99 <= P99_MS else "OVER"
     print(
         f"serve: fanout clients={args.clients} events/client={per_client} "
-        f"median_ms={median:.2f} p95_ms={p95:.2f} wall_s={fan_wall:.2f} target<{TARGET_MS} {ok}"
+        f"median_ms={median:.2f} p95_ms={p95:.2f} p99_ms={p99:.2f} wall_s={fan_wall:.2f} "
+        f"target median<{TARGET_MS} p99<={P99_MS:g} {ok}"
     )
     print(
         f"serve: sessions={args.sessions} concurrent turns complete and in order, "
         f"wall_s={multi_wall:.2f}"
     )
     print(f"serve: peak_rss_mib={rss:.1f}")  # fmt: skip
-    return 0 if median < TARGET_MS else 1
+    idle_ok = per_idle <= IDLE_KIB
+    print(f"serve: idle clients={args.idle} per_client_kib={per_idle:.1f} "
+          f"target<={IDLE_KIB:g}KiB {'ok' if idle_ok else 'OVER'}")  # fmt: skip
+    ratio = cpu_many / cpu_one if cpu_one else float("inf")
+    cpu_ok = ratio <= CPU_RATIO
+    print(f"serve: cpu_per_turn clients={args.clients} ours={cpu_many * 1000:.0f}ms "
+          f"floor(1 client)={cpu_one * 1000:.0f}ms ratio={ratio:.2f}x target<={CPU_RATIO:g}x "
+          f"{'ok' if cpu_ok else 'OVER'} (rounds={args.rounds})")  # fmt: skip
+    return 0 if ok == "ok" and idle_ok and cpu_ok else 1
+
+
+def _turn_cpu(serve: Serve, count: int, words: list[str]) -> float:
+    """The server's CPU seconds for one turn of a new session watched by ``count`` streams."""
+    sid = serve.call("POST", "/api/sessions", {})["id"]
+    head = serve.call("GET", f"/api/sessions/{sid}")["seq"]
+    readers = [Reader(serve.port, sid, head) for _ in range(count)]
+    time.sleep(0.3)
+    start = serve.cpu_seconds()
+    serve.call("POST", f"/api/sessions/{sid}/prompt", {"text": "go"})
+    read_all(readers, 120)
+    used = serve.cpu_seconds() - start
+    check(readers, words, f"cpu x{count}")
+    return used
 
 
 if __name__ == "__main__":

@@ -20,27 +20,29 @@ dead process is taken over.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, overload
 
 from reasonix.agent.compaction import CHECKPOINT, message_from_record, parse_checkpoint
 from reasonix.agent.lease import Lease
 from reasonix.config.paths import sessions_dir
-from reasonix.config.safe_read import TRANSCRIPT_LIMIT, open_regular, read_bytes
+from reasonix.config.safe_read import TRANSCRIPT_LIMIT, open_regular
 from reasonix.errors import SessionError
 from reasonix.lazy import dataclass
 from reasonix.provider.types import Message, Role
 
 if TYPE_CHECKING:
-    from typing import Any, BinaryIO
+    from typing import BinaryIO
 
     from reasonix.agent.syncer import Syncer
 
 __all__ = [
+    "RecordView",
     "Session",
     "SessionInfo",
     "copy_session",
@@ -55,6 +57,7 @@ __all__ = [
 
 FORMAT_VERSION = 1
 _ROLES = frozenset(r.value for r in Role)
+_TEXT_FIELDS = ("content", "tool_call_id", "name", "reasoning")  # text or absent
 _PEEK_BYTES = 1 << 20  # how far into a transcript a listing looks for its title
 _TITLE_LEN = 80  # long enough to recognise a task in a listing, short enough for one line
 
@@ -83,10 +86,29 @@ def new_session_id() -> str:
 # -- reading -------------------------------------------------------------------
 
 
-def _split_complete(data: bytes) -> tuple[list[bytes], int]:
-    """Complete lines of ``data`` and the byte length they cover (a torn tail is left out)."""
-    end = data.rfind(b"\n") + 1
-    return data[:end].splitlines(), end
+def _complete_lines(path: Path) -> Iterator[bytes]:
+    """The complete lines of the transcript at ``path`` (a torn tail is left out).
+
+    Read line by line rather than whole: a long session's transcript is tens
+    of megabytes, and holding its bytes next to its parsed records would
+    double the peak memory of a resume.
+    """
+    try:
+        fh = open_regular(path, error=SessionError)
+    except FileNotFoundError as err:
+        raise SessionError(f"no session transcript at {path}") from err
+    with fh:
+        size = os.fstat(fh.fileno()).st_size
+        if size > TRANSCRIPT_LIMIT:  # refused before any read
+            raise SessionError(f"{path}: is too large ({size} bytes) for a session transcript")
+        left = TRANSCRIPT_LIMIT  # bounded again while reading: the file may grow
+        for raw in fh:  # the C line iterator: a per-line readline() costs a third more
+            left -= len(raw)
+            if left < 0:
+                raise SessionError(f"{path}: grew past {TRANSCRIPT_LIMIT} bytes while being read")
+            if not raw.endswith(b"\n"):
+                return  # a torn last line
+            yield raw
 
 
 def _is_str(value: Any, optional: bool = True) -> bool:
@@ -98,14 +120,19 @@ def _message_problem(body: Any) -> str | None:
     if not isinstance(body, dict):
         return "a message record without a message object"
     role = body.get("role")
-    if role not in _ROLES:
+    if not isinstance(role, str) or role not in _ROLES:  # a list or dict is not hashable
         return f"unknown message role {role!r}"
-    for key in ("content", "tool_call_id", "name", "reasoning"):
-        if not _is_str(body.get(key)):
+    get = body.get  # every record of a resume passes here: plain look-ups, no helper calls
+    for key in _TEXT_FIELDS:
+        value = get(key)
+        if value is not None and not isinstance(value, str):
             return f"message field {key!r} is not text"
-    if not isinstance(body.get("reasoning_meta") or {}, dict):
+    meta = get("reasoning_meta")
+    if meta and not isinstance(meta, dict):
         return "message field 'reasoning_meta' is not an object"
-    calls = body.get("tool_calls") or []
+    calls = get("tool_calls")
+    if not calls:
+        return None
     if not isinstance(calls, list):
         return "message field 'tool_calls' is not a list"
     for call in calls:
@@ -156,15 +183,10 @@ def read_records(path: Path, damaged: list[str] | None = None) -> list[dict[str,
     (so the indexes checkpoints refer to stay put). Each is described in
     ``damaged`` when given, as "line N: problem".
     """
-    try:
-        data = read_bytes(path, TRANSCRIPT_LIMIT, error=SessionError)
-    except FileNotFoundError as err:
-        raise SessionError(f"no session transcript at {path}") from err
-    lines, _ = _split_complete(data)
     out: list[dict[str, Any]] = []
     problems: list[str] = []
-    for number, raw in enumerate(lines, start=1):
-        if not raw.strip():
+    for number, raw in enumerate(_complete_lines(path), start=1):
+        if raw[:1] != b"{" and not raw.strip():  # strip() would copy every line
             continue
         try:
             rec = json.loads(raw)
@@ -263,6 +285,41 @@ def find_session(workspace: Path, query: str) -> Path:
 # -- the session ---------------------------------------------------------------
 
 
+class RecordView(Sequence[dict[str, Any]]):
+    """A read-only snapshot of a session's records, made in constant time.
+
+    A session only ever appends, so the first ``n`` records of its list never
+    change: the view keeps the list and the length it had, and never copies
+    (a copy per turn would make each turn cost more than the one before).
+    """
+
+    __slots__ = ("_items", "_n")
+
+    def __init__(self, items: list[dict[str, Any]], n: int) -> None:
+        self._items, self._n = items, n
+
+    def __len__(self) -> int:
+        return self._n
+
+    @overload
+    def __getitem__(self, index: int) -> dict[str, Any]: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[dict[str, Any]]: ...
+    def __getitem__(self, index: int | slice) -> dict[str, Any] | list[dict[str, Any]]:
+        if isinstance(index, slice):
+            return self._items[: self._n][index]
+        if not -self._n <= index < self._n:
+            raise IndexError("record index out of range")
+        return self._items[index if index >= 0 else self._n + index]
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        return itertools.islice(self._items, self._n)
+
+    def __reversed__(self) -> Iterator[dict[str, Any]]:
+        items = self._items
+        return (items[i] for i in range(self._n - 1, -1, -1))
+
+
 class Session:
     """One conversation's transcript, open for appending by this process.
 
@@ -275,6 +332,11 @@ class Session:
         self.id = path.stem
         self.notices: list[str] = []  # what loading had to skip, for the frontend to show
         self._records = records
+        # The latest title, kept as records arrive: the first user message of
+        # every turn asks for it, and a scan would grow with the session.
+        self._title = next(
+            (str(r.get("title", "")) for r in reversed(records) if r.get("type") == "title"), ""
+        )
         self._lease = lease
         self._fh: BinaryIO | None = path.open("ab")
         self._synced = False  # True while nothing was appended since the last sync()
@@ -322,7 +384,7 @@ class Session:
 
     def copy(self, workspace: Path) -> Session:
         """A new session holding this one's records (``--copy``); this one is left untouched."""
-        return copy_session(self._records, workspace)
+        return copy_session(self.records(), workspace)
 
     # -- writing --------------------------------------------------------------
     def append(self, record: dict[str, Any]) -> None:
@@ -338,6 +400,8 @@ class Session:
         self._fh.write(data)  # one write: a kill tears at most this line
         self._fh.flush()
         self._records.append(record)
+        if record.get("type") == "title":
+            self._title = str(record.get("title", ""))
 
     def append_message(self, message: Message, raw_content: str = "") -> None:
         """Append one canonical message; the first user message also sets the title.
@@ -389,9 +453,13 @@ class Session:
         self.close()
 
     # -- reading --------------------------------------------------------------
-    def records(self) -> list[dict[str, Any]]:
-        """Every record in order (a copy of the list; records are shared)."""
-        return list(self._records)
+    def records(self) -> RecordView:
+        """Every record in order: a read-only snapshot (constant time; records are shared)."""
+        return RecordView(self._records, len(self._records))
+
+    def __len__(self) -> int:
+        """The number of records."""
+        return len(self._records)
 
     def iter_type(self, kind: str) -> Iterator[dict[str, Any]]:
         """Records of one type, in order."""
@@ -410,12 +478,11 @@ class Session:
     @property
     def title(self) -> str:
         """The latest title record, or ""."""
-        titles = [str(r.get("title", "")) for r in self.iter_type("title")]
-        return titles[-1] if titles else ""
+        return self._title
 
 
 def copy_session(
-    records: list[dict[str, Any]], workspace: Path, meta: dict[str, Any] | None = None
+    records: Sequence[dict[str, Any]], workspace: Path, meta: dict[str, Any] | None = None
 ) -> Session:
     """A new session continuing ``records`` (``--copy``); needs no lease on the source.
 

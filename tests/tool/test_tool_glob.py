@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import time
 from pathlib import Path
+
+import pytest
 
 from reasonix.tool import ToolContext, ToolResult
 from reasonix.tool.builtin import glob as glob_mod
@@ -107,3 +110,47 @@ def test_qa_brace_bomb_is_refused_quickly(tmp_path: Path) -> None:
     assert time.monotonic() - t0 < 10
     ok = TOOL.execute(json.dumps({"pattern": "{a,b,c}.{txt,md}"}), ctx)
     assert ok.content == "a.txt"
+
+
+def _engines_tree(root: Path) -> None:
+    make_tree(root)
+    touch(root, "pkg/.hidden/h.py", 5)
+    touch(root, "pkg/.env.py", 6)
+    touch(root, "pkg/gen/skip.py", 7)
+    touch(root, "pkg/gen/keep.py", 8)
+    touch(root, "pkg/.gitignore", 1)
+    (root / "pkg/.gitignore").write_text("gen/*\n!gen/keep.py\n*.log\n")
+    touch(root, "pkg/deep/run.log", 9)
+    touch(root, "pkg/__pycache__/c.py", 9)
+    touch(root, "lib/.git/objects.py", 9)  # a nested repository's git directory
+    touch(root, "lib/node_modules.py", 11)  # a file named like a heavy directory stays
+    os.symlink(root / "a.py", root / "link.py")  # symlinks are not followed or listed
+
+
+def test_the_ripgrep_listing_equals_the_walk(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """glob lists a tree through ripgrep when it is installed; the results are the walker's."""
+    real = shutil.which("rg")
+    if real is None:
+        pytest.skip("ripgrep is not installed")
+    calls, tools = tmp_path / "rg-calls", tmp_path / "bin"
+    tools.mkdir()
+    (tools / "rg").write_text(f'#!/bin/sh\necho called >> "{calls}"\nexec "{real}" "$@"\n')
+    (tools / "rg").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tools}{os.pathsep}{os.environ.get('PATH', '')}")
+    tmp_path = tmp_path / "ws"
+    _engines_tree(tmp_path)
+    for pattern in ("**/*.py", "**/*", "pkg/**/*.log", "*.py", "**/gen/*.py", "lib/*"):
+        got = {
+            engine: run(
+                ToolContext(workspace=tmp_path, extra={"grep_engine": engine}), pattern=pattern
+            ).content
+            for engine in ("rg", "python")
+        }
+        assert got["rg"] == got["python"], pattern
+    listed = run(ToolContext(workspace=tmp_path, extra={"grep_engine": "rg"}), pattern="**/*")
+    names = set(listed.content.splitlines())
+    assert {"pkg/gen/keep.py", "pkg/.env.py", "lib/node_modules.py"} <= names
+    assert not {"pkg/gen/skip.py", "pkg/deep/run.log", "link.py", "dist/gen.py"} & names
+    assert len(calls.read_text().splitlines()) == 7  # the "rg" runs, and only those, used it

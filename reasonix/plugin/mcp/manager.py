@@ -225,7 +225,14 @@ class McpManager:
     def _decide(self) -> bool:
         """Fix the defer decision; True when servers were woken (not deferring)."""
         specs = [spec for rt in self.runtimes.values() for spec in rt.tools]
-        self._defer = should_defer(self.defer_tools, specs, self.window_tokens, self._estimate)
+        # A server still starting has tools of unknown size: on demand, so that its tools
+        # (when it connects) are found by a search instead of missing from a fixed list.
+        late = self.defer_tools == "auto" and any(
+            rt.state == "starting" for rt in self.runtimes.values()
+        )
+        self._defer = late or should_defer(
+            self.defer_tools, specs, self.window_tokens, self._estimate
+        )
         if self._defer:
             if self.defer_tools == "auto":
                 self.notice(

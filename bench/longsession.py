@@ -1,0 +1,231 @@
+"""Long sessions (issue 38, item 1): a 2,000-turn, ~40 MB transcript.
+
+The session is written by the real transcript writer (``tests/long_session.py``:
+tool calls with source-like outputs, two compactions). Measured, interleaved
+over ``--runs`` rounds, medians:
+
+* **resume** — ``reasonix.pyz run -c`` on that session: from spawning the
+  process to the loopback fake receiving its next request, against the floor
+  of a clean interpreter (spawn to exit) running a bare loop that
+  ``json.loads`` every line of the same transcript. Target ≤ 2×.
+* **peak RSS** of that ``run -c`` process (``wait4``). Target ≤ 60 MiB.
+* **per-turn overhead** — in this process, the agent's own time for one turn
+  (a request answered at once by an in-process provider, the real Agent,
+  Session and ContextManager) on the 2,000-turn session against a 10-turn one.
+  Target ≤ 1.2×.
+* **history search** — the ``history`` tool, scope ``session``, over the
+  2,000-turn session's records (the live session's, as the tool sees them).
+  Target ≤ 200 ms.
+
+Prints one line per figure::
+
+    longsession: resume_ms ours=… floor=… ratio=…x target<=2x ok
+"""
+
+from __future__ import annotations
+
+import argparse
+import atexit
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT))
+
+from bare_python import bare_python  # noqa: E402
+from fakes import FakeServer, Turn  # noqa: E402
+from long_session import write_long_session  # noqa: E402
+
+FLOOR = (
+    "import json, sys\n"
+    "with open(sys.argv[1], 'rb') as fh:\n"
+    "    for line in fh:\n"
+    "        json.loads(line)\n"
+)
+RESUME_TARGET, RSS_LIMIT_MIB, TURN_TARGET, HISTORY_LIMIT_MS = 2.0, 60.0, 1.2, 200.0
+
+
+def _timed_spawn(argv: list[str], env: dict[str, str], cwd: Path) -> tuple[float, float]:
+    """(wall ms, peak RSS MiB) of one process run to its end."""
+    start = time.monotonic()
+    proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)  # fmt: skip
+    _, status, usage = os.wait4(proc.pid, 0)
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"longsession: {argv[:3]} failed")
+    return (time.monotonic() - start) * 1000, usage.ru_maxrss / 1024
+
+
+def _resume_once(python: str, pyz: str, ws: Path, transcript: Path, pristine: Path,
+                 env: dict[str, str]) -> tuple[float, float]:  # fmt: skip
+    """(first request ms, peak RSS MiB) of one ``run -c`` on a fresh copy of the session."""
+    shutil.copyfile(pristine, transcript)
+    srv = FakeServer("openai", [Turn.text_only("Carrying on.")])
+    arrived: list[float] = []
+    inner = srv._handle
+
+    def handle(h: Any) -> None:
+        if h.command == "POST" and not arrived:
+            arrived.append(time.monotonic())
+        inner(h)
+
+    srv._handle = handle  # type: ignore[method-assign]
+    with srv:
+        (ws / "reasonix.toml").write_text(
+            'default_model = "fake/fake-model"\n[[providers]]\nname = "fake"\n'
+            f'kind = "openai"\nbase_url = "{srv.url}"\nmodels = ["fake-model"]\n'
+            'api_key_env = "FAKE_PROVIDER_KEY"\ncontext_window = 1000000\n'
+            "probe_window = false\n"
+        )
+        start = time.monotonic()
+        proc = subprocess.Popen([python, pyz, "run", "-c", "--json", "-y", "carry on"],
+                                cwd=ws, env=env, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL)  # fmt: skip
+        _, status, usage = os.wait4(proc.pid, 0)
+        if os.waitstatus_to_exitcode(status) != 0 or not arrived:
+            raise SystemExit("longsession: run -c failed")
+    return (arrived[0] - start) * 1000, usage.ru_maxrss / 1024
+
+
+class _Instant:
+    """An in-process provider answering every request at once: the agent's own cost remains."""
+
+    name = "bench-instant"
+
+    def __init__(self, cfg: dict[str, Any]) -> None:
+        pass
+
+    def stream(self, request: Any, cancel: Any) -> Iterator[Any]:
+        from reasonix.provider.types import Chunk, ChunkKind, Usage
+
+        yield Chunk(ChunkKind.TEXT, text="done")
+        yield Chunk(ChunkKind.USAGE, usage=Usage(input_tokens=1000, output_tokens=5))
+        yield Chunk(ChunkKind.DONE, finish_reason="stop")
+
+
+def _turn_ms(path: Path, ws: Path, turns: int = 20) -> float:
+    """Median wall ms of one user turn of the real Agent on a copy of ``path``."""
+    from reasonix.agent.context import ContextManager
+    from reasonix.agent.loop import Agent
+    from reasonix.agent.session import Session
+    from reasonix.cancel import Cancel
+    from reasonix.tool import Registry, ToolContext
+
+    copy = path.with_name("turns-" + path.name)
+    shutil.copyfile(path, copy)
+    session = Session.open(copy)
+    try:
+        prov: Any = _Instant({})
+        ctx = ContextManager(prov, "m", 1_000_000, 0.8, "sys", [], session)
+        agent = Agent(prov, Registry(), session, model="m", system="sys",
+                      tool_ctx=ToolContext(workspace=ws), context=ctx)  # fmt: skip
+        times = []
+        for i in range(turns):
+            start = time.perf_counter()
+            for _event in agent.run(f"next step {i}", Cancel()):
+                pass
+            times.append((time.perf_counter() - start) * 1000)
+        return statistics.median(times)
+    finally:
+        session.close()
+        copy.unlink()
+        copy.with_suffix(".lease").unlink(missing_ok=True)
+
+
+def _history_ms(path: Path, ws: Path) -> float:
+    """Wall ms of one ``history`` search (scope session) over the records of ``path``."""
+    from reasonix.agent.memory.history import HistorySource, history_tool
+    from reasonix.agent.session import read_records
+    from reasonix.tool import ToolContext
+
+    records = read_records(path)
+    tool = history_tool(HistorySource(current=lambda: ("live", records)))
+    args = {"operation": "search", "query": "checkpoint parser offset", "scope": "session",
+            "limit": 8}  # fmt: skip
+    start = time.perf_counter()
+    tool.fn(args, ToolContext(workspace=ws))  # type: ignore[attr-defined]
+    return (time.perf_counter() - start) * 1000
+
+
+def _line(name: str, ours: float, floor: float, target: float, unit: str = "ms") -> bool:
+    ratio = ours / floor if floor else float("inf")
+    ok = ratio <= target
+    print(f"longsession: {name} ours={ours:.1f}{unit} floor={floor:.1f}{unit} "
+          f"ratio={ratio:.2f}x target<={target:g}x {'ok' if ok else 'OVER'}")  # fmt: skip
+    return ok
+
+
+def main() -> int:
+    """Generate the session, measure, print one line per figure."""
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--turns", type=int, default=2000)
+    ap.add_argument("--pyz", default=str(ROOT / "dist" / "reasonix.pyz"))
+    ap.add_argument("--skip-history", action="store_true", help="leave out the history search")
+    args = ap.parse_args()
+    if not Path(args.pyz).is_file():
+        print(f"longsession: {args.pyz} missing; run `python build_zipapp.py` first",
+              file=sys.stderr)  # fmt: skip
+        return 2
+    scratch = Path(tempfile.mkdtemp(prefix="reasonix-bench-longsession-"))
+    atexit.register(shutil.rmtree, scratch, ignore_errors=True)
+    home, ws = scratch / "home", scratch / "repo"
+    ws.mkdir()
+    os.environ["REASONIX_HOME"] = str(home)  # sessions_dir(ws) of the child below
+    from reasonix.config.paths import sessions_dir
+
+    transcript = write_long_session(ws.resolve(), args.turns, model="fake/fake-model")
+    small = write_long_session(ws.resolve(), 10, root=scratch / "small")
+    pristine = scratch / "pristine.jsonl"
+    shutil.copyfile(transcript, pristine)
+    assert transcript.parent == sessions_dir(ws.resolve())
+    size_mb = transcript.stat().st_size / 1e6
+    print(f"longsession: {args.turns} turns, {size_mb:.1f} MB transcript")
+    python = bare_python()
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(scratch), "LANG": "C.UTF-8",
+           "FAKE_PROVIDER_KEY": "sk-fake", "REASONIX_HOME": str(home),
+           "REASONIX_CACHE_HOME": str(scratch / "cache"),
+           "REASONIX_TRUST_WORKSPACE": "1"}  # fmt: skip
+    floor_script = scratch / "floor.py"
+    floor_script.write_text(FLOOR)
+    _resume_once(python, args.pyz, ws, transcript, pristine, env)  # warm-up: unpack, byte-code
+    figures: dict[str, list[float]] = {k: [] for k in ("resume", "floor", "rss", "late", "early")}
+    for n in range(args.runs):
+        legs = ["ours", "floor"] if n % 2 == 0 else ["floor", "ours"]
+        for leg in legs:
+            if leg == "ours":
+                first, rss = _resume_once(python, args.pyz, ws, transcript, pristine, env)
+                figures["resume"].append(first)
+                figures["rss"].append(rss)
+            else:
+                figures["floor"].append(_timed_spawn([python, str(floor_script), str(pristine)],
+                                                     env, scratch)[0])  # fmt: skip
+        for leg in ["late", "early"] if n % 2 == 0 else ["early", "late"]:
+            figures[leg].append(_turn_ms(pristine if leg == "late" else small, ws))
+    med = {k: statistics.median(v) for k, v in figures.items()}
+    ok = _line("resume_ms", med["resume"], med["floor"], RESUME_TARGET)
+    ok &= _line("turn_overhead_ms (turn 2000 vs turn 10)", med["late"], med["early"], TURN_TARGET)
+    rss_ok = med["rss"] <= RSS_LIMIT_MIB
+    print(f"longsession: peak_rss_mib ours={med['rss']:.1f} target<={RSS_LIMIT_MIB:g}MiB "
+          f"{'ok' if rss_ok else 'OVER'}")  # fmt: skip
+    ok &= rss_ok
+    if not args.skip_history:
+        hist = _history_ms(pristine, ws)
+        hist_ok = hist <= HISTORY_LIMIT_MS
+        print(f"longsession: history_search_ms ours={hist:.0f} target<={HISTORY_LIMIT_MS:g}ms "
+              f"{'ok' if hist_ok else 'OVER'} (one search, cold)")  # fmt: skip
+        ok &= hist_ok
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
