@@ -30,7 +30,7 @@ ALLOWED: frozenset[str] = frozenset(
     reasonix.cli.run_cmd reasonix.cli.safe_text reasonix.cli.setup_run
     reasonix.boot reasonix.boot.coordination reasonix.boot.options reasonix.boot.parts
     reasonix.boot.permissions reasonix.boot.plugins reasonix.boot.runtime
-    reasonix.boot.sessions reasonix.boot.subagents
+    reasonix.boot.sessions reasonix.boot.smallprompt reasonix.boot.subagents
     reasonix.config reasonix.config.atomic reasonix.config.dotenv reasonix.config.expand
     reasonix.config.hooks reasonix.config.layers reasonix.config.legacy reasonix.config.loader
     reasonix.config.mcp reasonix.config.model reasonix.config.paths reasonix.config.presets

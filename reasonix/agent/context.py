@@ -216,9 +216,14 @@ class ContextManager:
         size = math.ceil(ratio * _message_size(message))
         fixed = math.ceil(ratio * estimate_request(self.system, [], self.tools))
         if fixed + size >= oversize.admission_limit(limit):
-            text = oversize.too_large_text(
-                message_tokens=size, fixed_tokens=fixed, window=limit, sent=sent
-            )
+            self._sync()
+            history = self._view.messages  # what takes the room, told in the error
+            held = estimate_request(self.system, history, self.tools) if history else 0
+            text = oversize.room_text(
+                message.content, size, fixed, limit, sent=sent, tools=len(self.tools),
+                history_tokens=max(0, math.ceil(ratio * held) - fixed) if held else 0,
+                ratio=ratio,
+            )  # fmt: skip
             raise InputTooLarge(f"context: {text}", tokens=size, window=limit)
 
     # -- the three entry points -------------------------------------------
@@ -282,9 +287,9 @@ class ContextManager:
             self._pending = list(pending)
             self._sync()
             messages = self._current()
-            before = self.window.limit
+            before, tools = self.window.limit, len(self.tools)
+            raw = estimate_request(self.system, messages, self.tools)  # as refused
             facts = self.window.learn_from_error(error) if error is not None else None
-            raw = estimate_request(self.system, messages, self.tools)
             window = self.window.limit
             now = self._estimate(messages)
             if facts is not None and facts.prompt and raw > 0:
@@ -297,6 +302,8 @@ class ContextManager:
                 # is wrong (a local server started smaller), not the estimate.
                 self.window.bound_from_refusal(now)
             tokens = self._estimate(messages)
+            if len(self.tools) < tools and tokens < oversize.admission_limit(self.window.limit):
+                return self._sending(messages)  # the small prompt (boot, issue 37) fits now
             if self._pending:
                 self._check_fits(self._pending[-1], sent=True)
             limit = self.context_window

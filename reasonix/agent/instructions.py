@@ -44,6 +44,7 @@ __all__ = [
     "InstructionFile",
     "instruction_block",
     "load_instructions",
+    "reference_block",
 ]
 
 INSTRUCTION_NAMES = ("REASONIX.md", "AGENTS.md", "CLAUDE.md", "GEMINI.md")
@@ -301,5 +302,28 @@ def instruction_block(files: list[InstructionFile]) -> str:
         attrs = f' imported-by="{f.imported_by}"' if f.imported_by else ""
         attrs += f' paths="{f.paths}"' if f.paths else ""
         parts += [f'<file name="{f.label}"{attrs}>', f.text, "</file>"]
+    parts.append("</instructions>")
+    return "\n".join(parts)
+
+
+def reference_block(files: list[InstructionFile]) -> str:
+    """The instructions summarised by reference, for a small context window (issue 37).
+
+    Each file by name and size, and how to read it: the whole text would take
+    more of the window than the fixed prompt may (boot/smallprompt.py decides).
+    """
+    if not files:
+        return ""
+    parts = [
+        "<instructions>",
+        "The user's instruction files are too large for this model's context window to "
+        "include here. Read the ones that matter for the task with read_file before you "
+        "start; later files take precedence.",
+    ]
+    for f in files:
+        where = os.path.expanduser(f.label) if f.label.startswith("~/") else f.label
+        size = len(f.text.encode("utf-8"))
+        attrs = f' paths="{f.paths}"' if f.paths else ""
+        parts.append(f'<file name="{where}" bytes="{size}"{attrs}/>')
     parts.append("</instructions>")
     return "\n".join(parts)

@@ -40,9 +40,11 @@ __all__ = [
     "admission_limit",
     "call_refusal",
     "call_too_large",
+    "first_turn_preamble",
     "fit_prefix",
     "omitted_call",
     "plan_prefix",
+    "room_text",
     "summary_margin",
     "summary_output_cap",
     "summary_reserve",
@@ -69,19 +71,77 @@ def admission_limit(window: int) -> int:
     return window - min(MIN_USEFUL_OUTPUT, window // 8)
 
 
-def too_large_text(*, message_tokens: int, fixed_tokens: int, window: int, sent: bool) -> str:
-    """The words of an :class:`~reasonix.errors.InputTooLarge` (what, how big, what to do)."""
+def first_turn_preamble(text: str) -> int:
+    """Where the user's own words start in a first user turn: the ``<instructions>``
+    and ``<skills>`` blocks before them belong to the fixed prompt (0 when none)."""
+    pos = 0
+    for tag in ("instructions", "skills"):
+        if text.startswith(f"<{tag}>", pos):
+            end = text.find(f"</{tag}>", pos)
+            if end < 0:
+                return pos
+            pos = end + len(tag) + 3
+            while text.startswith("\n", pos):
+                pos += 1
+    return pos
+
+
+def too_large_text(
+    *,
+    message_tokens: int,
+    fixed_tokens: int,
+    window: int,
+    sent: bool,
+    tools: int = 0,
+    instruction_tokens: int = 0,
+    history_tokens: int = 0,
+) -> str:
+    """The words of an :class:`~reasonix.errors.InputTooLarge` (what, how big, what to do).
+
+    It says what takes the room, in tokens (issue 37): the fixed prompt (system
+    prompt, ``tools`` tool definitions, ``instruction_tokens`` of instruction
+    files), the history (compacted when needed, so it never blocks a message)
+    and the message itself.
+    """
     where = f"the model's window is {window} tokens" if window > 0 else "no model takes that much"
-    if fixed_tokens >= admission_limit(window):
+    parts = f"{tools} tool definitions" if tools else "tool definitions"
+    if instruction_tokens:
+        parts += f" and instructions (about {instruction_tokens})"
+    fixed_all = fixed_tokens + instruction_tokens
+    if fixed_all >= admission_limit(window):
         return (
-            f"the system prompt and tool definitions alone are about {fixed_tokens} tokens; "
+            f"the fixed prompt alone (system prompt, {parts}) is about {fixed_all} tokens; "
             f"{where} — use a larger window or fewer tools (MCP servers)"
         )
+    room = f"; the fixed prompt (system prompt, {parts}) takes about {fixed_all}"
+    if history_tokens:
+        room += f" and the history about {history_tokens} (compacted when needed)"
     refused = "the server refused it; " if sent else ""
     return (
-        f"your message is about {message_tokens} tokens; {where} — {refused}it was not "
+        f"your message is about {message_tokens} tokens; {where}{room} — {refused}it was not "
         "added to the session: send a shorter message (or point to a file instead of pasting it)"
     )
+
+
+def room_text(
+    content: str,
+    size: int,
+    fixed: int,
+    window: int,
+    *,
+    sent: bool,
+    tools: int,
+    history_tokens: int,
+    ratio: float = 1.0,
+) -> str:
+    """:func:`too_large_text` for a refused user message of ``size`` tokens whose
+    first-turn instruction preamble (if any) is counted with the fixed prompt."""
+    cut = first_turn_preamble(content)
+    preamble = math.ceil(ratio * estimate_large(content[:cut])) if cut else 0
+    return too_large_text(
+        message_tokens=max(0, size - preamble), fixed_tokens=fixed, window=window, sent=sent,
+        tools=tools, instruction_tokens=preamble, history_tokens=history_tokens,
+    )  # fmt: skip
 
 
 SMALL_ARGUMENTS = 1024  # characters; arguments shorter than this are never refused

@@ -12,6 +12,10 @@ from a new session on (the notice names them).
 
 A session written before this record existed has none: the current schemas
 are pinned at its next start, the best that can be known of what it sent.
+
+A session started against a small context window (issue 37, item 4) pins a
+short list (the core built-ins and ``use_capability``) and marks the record
+``"small": true``: the choice is made once, and a resumed session keeps it.
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ if TYPE_CHECKING:
 
     from reasonix.agent.session import Session
 
-__all__ = ["TOOLS", "pin_tools"]
+__all__ = ["TOOLS", "pin_tools", "pinned_record"]
 
 TOOLS = "tools"  # the record type
 
@@ -41,23 +45,36 @@ def _valid(tools: Any) -> bool:
     )
 
 
-def pin_tools(session: Session, current: Sequence[dict[str, Any]]) -> tuple[list[ToolSchema], str]:
-    """The schemas ``session`` sends and a notice ("" when there is nothing to tell).
-
-    ``current`` is what this build's registry offers (``Registry.schemas()``);
-    it is pinned when the session has no ``tools`` record yet.
-    """
-    pinned = None
+def pinned_record(session: Session) -> dict[str, Any] | None:
+    """The session's latest valid ``tools`` record, or None when it has none."""
+    found = None
     for rec in session.iter_type(TOOLS):  # the latest valid one wins
         if _valid(rec.get("tools")):
-            pinned = rec["tools"]
-    if pinned is None:
+            found = rec
+    return found
+
+
+def pin_tools(
+    session: Session, current: Sequence[dict[str, Any]], *, small: bool = False
+) -> tuple[list[ToolSchema], str]:
+    """The schemas ``session`` sends and a notice ("" when there is nothing to tell).
+
+    ``current`` is what this build's registry offers (``Registry.schemas()``), or
+    the small-window list (``small``); it is pinned when the session has no
+    ``tools`` record yet.
+    """
+    rec = pinned_record(session)
+    if rec is None:
         pinned = [dict(t) for t in current]
-        session.append({"type": TOOLS, "tools": pinned})
+        record: dict[str, Any] = {"type": TOOLS, "tools": pinned}
+        if small:
+            record["small"] = True
+        session.append(record)
         return [ToolSchema(**t) for t in pinned], ""
+    pinned = rec["tools"]
     added = sorted({t["name"] for t in current} - {t["name"] for t in pinned})
     note = ""
-    if added:
+    if added and not rec.get("small"):  # a small session reaches the others on demand
         note = (
             f"this session keeps the {len(pinned)} tools it started with, so the provider's "
             f"prompt cache still serves it; a new session (/new) also offers: " + ", ".join(added)

@@ -60,6 +60,9 @@ class ContextWindow:
         self._deadline = 0.0
         self._reprobe: Probe | None = None
         self._pending_reprobe: Probe | None = None
+        # called with the new limit when the effective window shrinks (boot switches a
+        # session to the small prompt, issue 37); on the thread that learned it
+        self.on_shrink: list[Callable[[int], None]] = []
 
     # -- what the rest of the session reads ------------------------------------
     @property
@@ -105,7 +108,15 @@ class ContextWindow:
             if self.limit >= before > 0:
                 return False  # the configured window is the smaller one anyway
             self._notices.append(self._text(tokens))
-            return True
+            limit = self.limit
+        for listener in list(self.on_shrink):  # outside the lock: a listener may tell()
+            listener(limit)
+        return True
+
+    def tell(self, text: str) -> None:
+        """Queue a notice shown before the next request (as a learned window's is)."""
+        with self._lock:
+            self._notices.append(text)
 
     def _text(self, tokens: int) -> str:
         what = f"{tokens} tokens"

@@ -36,7 +36,6 @@ from reasonix.agent.memory.wiring import (
 from reasonix.agent.prompt import skills_update, system_prompt
 from reasonix.agent.session import Session
 from reasonix.agent.subagent.skills import skill_index
-from reasonix.agent.toolpin import pin_tools
 from reasonix.agent.window import ContextWindow
 from reasonix.config.model import Config, ResolvedModel
 from reasonix.errors import ReasonixError, UsageError
@@ -69,6 +68,7 @@ from .parts import (
 from .permissions import build_gate, escape_gate, tool_context
 from .plugins import start_plugins
 from .sessions import open_session
+from .smallprompt import session_tools
 from .subagents import attach_delegation, build_child_runtime, load_skills
 
 if TYPE_CHECKING:
@@ -110,12 +110,14 @@ class Runtime:
         skill_index: str = "",
         holder: HostHolder | None = None,
         planner: PlannerParts | None = None,
+        instruction_files: list[Any] | None = None,
     ) -> None:
         self.options, self.config, self.resolved = options, config, resolved
         self.workspace, self.provider, self.registry = workspace, provider, registry
         self.gate, self.tool_ctx, self.approver = gate, tool_ctx, approver
         self.meta, self.instructions, self.recaller = meta, instructions, recaller
         self.skill_index = skill_index  # rides in the first user turn after the instructions
+        self.instruction_files = instruction_files or []  # named instead in a small window
         self._current = current
         self.ablate, self.notices = ablate, notices
         self.price: dict[str, Any] | None = price_for_model(resolved)
@@ -241,7 +243,7 @@ class Runtime:
         system = str(s.meta.get("system") or self.meta["system"])  # stable across resumes
         self._current[0] = s
         cfg, resolved = self.config, self.resolved
-        tools, note = pin_tools(s, self.registry.schemas())  # the tools it first sent
+        tools, note, instructions = session_tools(self, s, system)  # pinned (issue 37)
         if note and note not in self.notices:
             self.notices.append(note)
         context = context_for(
@@ -261,7 +263,7 @@ class Runtime:
             max_steps=cfg.agent.max_steps,
             temperature=cfg.agent.temperature,
             effort=cfg.agent.effort,
-            instructions="\n\n".join(p for p in (self.instructions, self.skill_index) if p),
+            instructions="\n\n".join(p for p in (instructions, self.skill_index) if p),
             context=context,
             budget=budget_for(resolved, self.window),
             recall=self.recaller.recall_suffix if self.recaller is not None else None,
@@ -524,10 +526,11 @@ def build_runtime(options: RuntimeOptions) -> Runtime:
             cfg, registry, Path(ctx.workspace), notices, debug, [pager],
             window_tokens=resolved.provider.context_window_for(resolved.model),
         )  # fmt: skip
-        instructions = instruction_block(load_instructions(
+        files = load_instructions(
             paths.home_dir(), workspace, Path.cwd(), user_home=Path.home(),
             trusted=cfg.trust.trusted, notices=notices,
-        ))  # fmt: skip
+        )  # fmt: skip
+        instructions = instruction_block(files)
         planner = None
         if planned is not None:
             planner = planner_parts(cfg, planned, registry, gate, mcp, workspace, add_dirs)
@@ -544,7 +547,7 @@ def build_runtime(options: RuntimeOptions) -> Runtime:
             recaller=DeferredRecall(memory, workspace),
             ablate=ablate, notices=notices, window=window, holder=holder,
             skill_index=skill_index(skills.skills),
-            planner=planner,
+            planner=planner, instruction_files=files,
         )  # fmt: skip
     except BaseException:
         if mcp is not None:

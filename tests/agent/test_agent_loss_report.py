@@ -63,7 +63,7 @@ def test_the_report_names_what_the_summary_dropped_and_pins_survive(ws: Path) ->
             srv.add(Turn.tools([ToolSpec("bash", failing)]))
             first = "Please fix src/parser.py. Never touch migrations/ in this repo."
             reports = _turn(rt, srv, first, Turn.text_only("It fails."))
-            for i in range(12):
+            for i in range(30):  # the small prompt of a 16000 window (issue 37) leaves more room
                 if reports:
                     break
                 reports = _turn(rt, srv, f"{FILLER} (part {i})", Turn.text_only(f"noted {i}"))
@@ -77,7 +77,7 @@ def test_the_report_names_what_the_summary_dropped_and_pins_survive(ws: Path) ->
             assert "never touch migrations/" in reg.run("/context").text
             summaries = len(_summary_requests(srv))
             later: list[str] = []
-            for i in range(12):  # more turns until the next automatic summary
+            for i in range(30):  # more turns until the next automatic summary
                 later += _turn(rt, srv, f"{FILLER} (later {i})", Turn.text_only(f"more {i}"))
                 if len(_summary_requests(srv)) > summaries:
                     break

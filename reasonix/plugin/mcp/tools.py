@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from reasonix.errors import ReasonixError
 from reasonix.lazy import dataclass, field
 from reasonix.plugin.mcp.render import tool_id
-from reasonix.tool import ToolContext, ToolResult
+from reasonix.tool import Tool, ToolContext, ToolResult
 
 if TYPE_CHECKING:  # types only: use_capability must not pull in the transports
     from typing import Any
@@ -129,6 +129,14 @@ action "search": the tools best matching `query`, with their input schemas.
 action "list": every server with its state and tools (optionally only `server`).
 action "inspect": the description and input schema of `server`/`tool`.
 action "call": call `server`/`tool` (or `tool` "mcp__server__tool") with `arguments`."""
+# A small context window (issue 37, item 4): built-in tools beyond the core set are here too.
+_DESCRIPTION_SMALL = """Reach the tools not in your tool list: more built-in tools \
+(multi_edit, move_file, todo_write, web_fetch, memory, task, ...) and MCP servers' tools.
+action "search": the tools best matching `query`, with their input schemas.
+action "list": all of them (optionally only `server`).
+action "inspect": the full schema of `tool`.
+action "call": call `tool` (a built-in's name or "mcp__server__tool") with `arguments`."""
+BUILTIN = "builtin"  # the server name built-in targets are listed and searched under
 SEARCH_LIMIT = 5  # results of a search: enough to choose from, few enough to stay small
 _LOCAL_HEAD = "\nBuilt-in capabilities, reached the same way:"
 
@@ -149,6 +157,11 @@ class UseCapabilityTool:
         search: ToolSearch | None = None,
     ) -> None:
         self._runtimes = runtimes
+        # Built-in tools a small-window session reaches only through this proxy (issue 37,
+        # item 4); set by boot with :meth:`offer_builtins`, empty otherwise.
+        self._builtins: Callable[[], Sequence[Tool]] = tuple
+        self._builtin_specs: tuple[tuple[str, ...], list[dict[str, Any]]] = ((), [])
+        self._builtin_search: ToolSearch | None = None
         # the manager's shared index when MCP tools are deferred; None: no search action,
         # so a session without deferral sends the same bytes as before issue 37
         self._search = search
@@ -199,6 +212,9 @@ class UseCapabilityTool:
         local = self._local_target(args)
         if local is not None:
             return self._run_local(local, action, args, ctx)
+        builtin = self._builtin_target(args)
+        if builtin is not None:
+            return self._run_builtin(builtin, action, args, ctx)
         early = self._strict_refusal(str(args.get("server") or ""), str(args.get("tool") or ""))
         if early:
             return ToolResult.error(f"use_capability refused this target: {early}")
@@ -232,6 +248,11 @@ class UseCapabilityTool:
         action = args.get("action")
         if action in ("search", "list", "inspect"):
             return True
+        if action == "call" and (builtin := self._builtin_target(args)) is not None:
+            hint = getattr(builtin, "reads_only", None)
+            inner = args.get("arguments")
+            inner = inner if isinstance(inner, dict) else {}
+            return bool(builtin.read_only) or (callable(hint) and bool(hint(inner)))
         local = self._local_target(args) if action == "call" else None
         return local is not None and local.read_only
 
@@ -246,6 +267,11 @@ class UseCapabilityTool:
         """
         if args.get("action") != "call" or self._local_target(args) is not None:
             return None
+        builtin = self._builtin_target(args)
+        if builtin is not None:  # judged exactly as a direct call of the built-in
+            inner = args.get("arguments")
+            inner = inner if isinstance(inner, dict) else {}
+            return builtin.name, self.reads_only(args), inner
         server, tool = str(args.get("server") or ""), str(args.get("tool") or "")
         runtimes = self._runtimes()
         if not server and tool.startswith("mcp__"):
@@ -265,6 +291,72 @@ class UseCapabilityTool:
             isinstance(hints, dict) and hints.get("readOnlyHint") is True
         )
         return tool_id(server, str(spec.get("name"))), read_only, target_args
+
+    # -- built-in targets (a small context window, issue 37 item 4) ------------------
+    def offer_builtins(
+        self, builtins: Callable[[], Sequence[Tool]], search: ToolSearch | None = None
+    ) -> None:
+        """Reach ``builtins()`` (the session's built-ins not in its tool list) through
+        this proxy: searched, inspected and called by name, each call judged by the
+        permission layer as a direct call of that built-in. ``search`` ranks them when
+        MCP tools are not deferred (the MCP search covers them otherwise). The schema
+        sent is unchanged: a session that offers them pins :meth:`small_schema`.
+        """
+        self._builtins = builtins
+        self._builtin_search = search
+
+    def small_schema(self) -> dict[str, Any]:
+        """The provider schema (name, description, parameters) of this proxy for a
+        small-window session: the ``search`` action, built-ins named in the description.
+        """
+        schema = json.loads(json.dumps(self.schema))  # a deep copy; the registry's stays
+        props = schema["properties"]
+        if "search" not in props["action"]["enum"]:
+            props["action"]["enum"].insert(0, "search")
+            props["query"] = {"type": "string", "description": "words for action search"}
+        props["tool"]["description"] = (
+            "a built-in tool's name, or the MCP tool name (or mcp__server__tool)"
+        )
+        lines = [
+            f'- server "{c.server}", tool "{c.tool}": {c.description}' for c in self._local.values()
+        ]
+        description = "\n".join(
+            [_DESCRIPTION_SMALL, _LOCAL_HEAD, *lines] if lines else [_DESCRIPTION_SMALL]
+        )
+        return {"name": self.name, "description": description, "parameters": schema}
+
+    def _builtin_specs_now(self) -> list[dict[str, Any]]:
+        """The reachable built-ins as MCP-like specs; the same list while they are the same
+        (the search index is rebuilt only when the list changes)."""
+        tools = list(self._builtins())
+        names = tuple(t.name for t in tools)
+        if names != self._builtin_specs[0]:
+            specs = [
+                {"name": t.name, "description": t.description, "inputSchema": t.schema}
+                for t in tools
+            ]
+            self._builtin_specs = (names, specs)
+        return self._builtin_specs[1]
+
+    def _builtin_target(self, args: dict[str, Any]) -> Tool | None:
+        server, tool = str(args.get("server") or ""), str(args.get("tool") or "")
+        if server not in ("", BUILTIN) or not tool:
+            return None
+        return next((t for t in self._builtins() if t.name == tool), None)
+
+    def _run_builtin(
+        self, tool: Tool, action: Any, args: dict[str, Any], ctx: ToolContext
+    ) -> ToolResult:
+        if action == "inspect":
+            spec = {"name": tool.name, "description": tool.description, "inputSchema": tool.schema}
+            return ToolResult(content=json.dumps(spec, indent=2, ensure_ascii=False))
+        if action != "call":
+            return ToolResult.error('action must be "search", "list", "inspect" or "call"')
+        arguments = args.get("arguments") or {}
+        if not isinstance(arguments, dict):
+            return ToolResult.error("arguments must be an object")
+        # the permission layer already judged this call as the built-in (gate_target)
+        return tool.execute(json.dumps(arguments, ensure_ascii=False), ctx)
 
     def _local_target(self, args: dict[str, Any]) -> LocalCapability | None:
         server, tool = str(args.get("server") or ""), str(args.get("tool") or "")
@@ -303,27 +395,34 @@ class UseCapabilityTool:
         if not query.strip():
             return ToolResult.error('action "search" needs a `query`: words for what the tool does')
         k = SEARCH_LIMIT
-        if self._search is None:
+        builtins = self._builtin_specs_now()
+        search = self._search or (self._builtin_search if builtins else None)
+        if search is None:
             return ToolResult.error('MCP tools are all in your tool list; use action "list"')
-        runtimes = self._runtimes()
+        catalogues: list[tuple[str, list[dict[str, Any]]]] = (
+            [(BUILTIN, builtins)] if builtins else []
+        )
+        runtimes = self._runtimes()  # a small window's session searches direct MCP tools too
         for rt in runtimes.values():  # a server still starting has no catalogue yet: wait
             rt.settle(ctx.cancel)
-        catalogues = [(name, rt.tools) for name, rt in runtimes.items()]
+        catalogues += [(name, rt.tools) for name, rt in runtimes.items()]
         # ask for more than k: refused targets are dropped after ranking
-        hits = self._search.search(catalogues, query, k + 10 if self._allow else k)
+        hits = search.search(catalogues, query, k + 10 if self._allow else k)
         hits = [(server, spec) for server, spec in hits if not self._refusal(server, spec)][:k]
+        kind = "MCP tool" if not builtins else "tool"
         if not hits:
-            return ToolResult(content=f"no MCP tool matches {query!r}; try other words or list")
+            return ToolResult(content=f"no {kind} matches {query!r}; try other words or list")
         top = runtimes.get(hits[0][0])
         if top is not None and not self._strict:
             top.wake()
         lines = [
-            f"{len(hits)} MCP tool(s) for {query!r}. Call one with "
+            f"{len(hits)} {kind}(s) for {query!r}. Call one with "
             '{"action": "call", "tool": "<tool>", "arguments": {...}}:'
         ]
         for server, spec in hits:
+            name = str(spec.get("name"))
             entry = {
-                "tool": tool_id(server, str(spec.get("name"))),
+                "tool": name if server == BUILTIN else tool_id(server, name),
                 "description": str(spec.get("description") or spec.get("title") or ""),
                 "input_schema": spec.get("inputSchema") or dict(EMPTY_SCHEMA),
             }
@@ -333,10 +432,16 @@ class UseCapabilityTool:
     def _list(self, only: str) -> ToolResult:
         runtimes = self._runtimes()
         local_servers = {server for server, _ in self._local}
-        if only and only not in runtimes and only not in local_servers:
+        if only and only not in runtimes and only not in local_servers and only != BUILTIN:
             known = ", ".join([*runtimes, *sorted(local_servers - set(runtimes))])
             return ToolResult.error(f"no MCP server named {only!r}; known: {known}")
         lines: list[str] = []
+        builtins = self._builtin_specs_now()
+        if builtins and only in ("", BUILTIN):  # a small-window session's other built-ins
+            lines.append(f"{BUILTIN} [built-in tools, call by name]")
+            for spec in builtins:
+                desc = str(spec.get("description") or "").strip().splitlines()
+                lines.append(f"  - {spec.get('name')}" + (f": {desc[0][:120]}" if desc else ""))
         for server in sorted(local_servers):
             if only and server != only:
                 continue
