@@ -14,8 +14,12 @@ over ``--runs`` rounds, medians:
   Session and ContextManager) on the 2,000-turn session against a 10-turn one.
   Target ≤ 1.2×.
 * **history search** — the ``history`` tool, scope ``session``, over the
-  2,000-turn session's records (the live session's, as the tool sees them).
-  Target ≤ 200 ms.
+  2,000-turn session's records (the live session's, as the tool sees them):
+  the median search after a turn's records were appended, with the index the
+  tool keeps. Target ≤ 200 ms; the same for the first search of a new
+  process, which loads that index from beside the transcript. The very first
+  search, which builds it, is printed beside them (``--history-only`` runs
+  just these).
 
 Prints one line per figure::
 
@@ -141,19 +145,40 @@ def _turn_ms(path: Path, ws: Path, turns: int = 20) -> float:
         copy.with_suffix(".lease").unlink(missing_ok=True)
 
 
-def _history_ms(path: Path, ws: Path) -> float:
-    """Wall ms of one ``history`` search (scope session) over the records of ``path``."""
+def _history_ms(path: Path, ws: Path, runs: int) -> tuple[float, float, float]:
+    """(first, loaded, steady) wall ms of ``history`` searches (scope session) over ``path``.
+
+    ``first`` builds the index the tool keeps (and writes it beside the
+    transcript); ``loaded`` is the first search of a new source (as in the
+    next process) that finds that file; each later one follows a turn's worth
+    of appended records (5), as in a live session: ``steady``, the median of
+    ``runs``, is what a search costs from then on.
+    """
     from reasonix.agent.memory.history import HistorySource, history_tool
     from reasonix.agent.session import read_records
     from reasonix.tool import ToolContext
 
     records = read_records(path)
-    tool = history_tool(HistorySource(current=lambda: ("live", records)))
     args = {"operation": "search", "query": "checkpoint parser offset", "scope": "session",
             "limit": 8}  # fmt: skip
-    start = time.perf_counter()
-    tool.fn(args, ToolContext(workspace=ws))  # type: ignore[attr-defined]
-    return (time.perf_counter() - start) * 1000
+
+    def timed(tool: Any) -> float:
+        start = time.perf_counter()
+        tool.fn(args, ToolContext(workspace=ws))
+        return (time.perf_counter() - start) * 1000
+
+    def source() -> Any:
+        return history_tool(HistorySource(lambda: (path.stem, records), live_dir=path.parent))
+
+    path.with_suffix(".hidx").unlink(missing_ok=True)
+    first = timed(source())
+    tool = source()
+    loaded = timed(tool)
+    times = []
+    for n in range(runs):
+        records.extend({**r, "n": n} for r in records[-5:])  # a turn: new records, new text
+        times.append(timed(tool))
+    return first, loaded, statistics.median(times)
 
 
 def _line(name: str, ours: float, floor: float, target: float, unit: str = "ms") -> bool:
@@ -171,7 +196,10 @@ def main() -> int:
     ap.add_argument("--turns", type=int, default=2000)
     ap.add_argument("--pyz", default=str(ROOT / "dist" / "reasonix.pyz"))
     ap.add_argument("--skip-history", action="store_true", help="leave out the history search")
+    ap.add_argument("--history-only", action="store_true", help="only the history search")
     args = ap.parse_args()
+    if args.history_only:
+        return _history_main(args.turns, args.runs)
     if not Path(args.pyz).is_file():
         print(f"longsession: {args.pyz} missing; run `python build_zipapp.py` first",
               file=sys.stderr)  # fmt: skip
@@ -219,12 +247,33 @@ def main() -> int:
           f"{'ok' if rss_ok else 'OVER'}")  # fmt: skip
     ok &= rss_ok
     if not args.skip_history:
-        hist = _history_ms(pristine, ws)
-        hist_ok = hist <= HISTORY_LIMIT_MS
-        print(f"longsession: history_search_ms ours={hist:.0f} target<={HISTORY_LIMIT_MS:g}ms "
-              f"{'ok' if hist_ok else 'OVER'} (one search, cold)")  # fmt: skip
-        ok &= hist_ok
+        ok &= _history_line(pristine, ws, args.runs)
     return 0 if ok else 1
+
+
+def _history_line(path: Path, ws: Path, runs: int) -> bool:
+    """Print the history figures; True when the per-search target is met."""
+    first, loaded, steady = _history_ms(path, ws, runs)
+    hist_ok = steady <= HISTORY_LIMIT_MS
+    print(f"longsession: history_search_ms ours={steady:.1f} target<={HISTORY_LIMIT_MS:g}ms "
+          f"{'ok' if hist_ok else 'OVER'} (median of {runs}, each after a turn)")  # fmt: skip
+    print(f"longsession: history_first_search_ms ours={first:.0f} "
+          "(builds the kept index over every message; not a target)")  # fmt: skip
+    loaded_ok = loaded <= HISTORY_LIMIT_MS
+    print(f"longsession: history_loaded_search_ms ours={loaded:.0f} target<={HISTORY_LIMIT_MS:g}ms "
+          f"{'ok' if loaded_ok else 'OVER'} (a new process's first: index on disk)")  # fmt: skip
+    return hist_ok and loaded_ok
+
+
+def _history_main(turns: int, runs: int) -> int:
+    """``--history-only``: generate the session and measure only the history search."""
+    scratch = Path(tempfile.mkdtemp(prefix="reasonix-bench-longsession-"))
+    atexit.register(shutil.rmtree, scratch, ignore_errors=True)
+    ws = scratch / "repo"
+    ws.mkdir()
+    transcript = write_long_session(ws.resolve(), turns, root=scratch / "sessions")
+    print(f"longsession: {turns} turns, {transcript.stat().st_size / 1e6:.1f} MB transcript")
+    return 0 if _history_line(transcript, ws, runs) else 1
 
 
 if __name__ == "__main__":

@@ -9,7 +9,7 @@ SSE sockets with one ``selectors`` loop so the clients cost little.
   ``id:`` = sequence number with no gap. Latency of an event at a client is
   its arrival time minus the server's publish time (``ts`` in the event; both
   are the machine's clock). Reported: the median over clients of each
-  client's median latency, and the 95th percentile over all events.
+  client's median latency, and the 95th and 99th percentiles over all events.
 * **sessions** — ``--sessions`` (20) sessions, one client each, all turns
   started at once: every stream complete and in order.
 * **peak RSS** of the server process (``VmHWM``), which runs on a clean
@@ -20,8 +20,12 @@ SSE sockets with one ``selectors`` loop so the clients cost little.
   stime``) for one turn watched by ``--clients`` tabs against one watched by a
   single tab, ``--rounds`` (5) interleaved rounds, medians.
 
-Targets: median fan-out latency < 5 ms and p99 ≤ 50 ms at 50 clients; ≤ 100 KiB
-per idle client; 50 clients ≤ 2× the CPU of one. Prints ``serve: …`` lines.
+Targets: p99 fan-out latency ≤ 50 ms at 50 clients; ≤ 100 KiB per idle client;
+50 clients ≤ 2× the CPU of one. The hub sends the events of one 16 ms window to
+a tab in one write (``reasonix/serve/hub.py``), so the median latency is about
+half a window: it is printed, not judged (the < 5 ms median of the first
+edition cost a ``send`` per event per tab, 2.9× the CPU of one tab at 50).
+Prints ``serve: …`` lines.
 
 Usage: python bench/serve.py [--clients 50] [--sessions 20] [--deltas 300] [--rounds 5]
 """
@@ -47,7 +51,6 @@ from typing import Any
 from bare_python import bare_python  # bench/ is this script's first sys.path entry
 
 ROOT = Path(__file__).resolve().parent.parent
-TARGET_MS = 5.0
 P99_MS, IDLE_KIB, CPU_RATIO = 50.0, 100.0, 2.0
 
 
@@ -298,11 +301,11 @@ def main() -> int:
             cpu_one = statistics.median(cpu[1])
         finally:
             serve.close()
-    ok = "ok" if median < TARGET_MS and p99 <= P99_MS else "OVER"
+    ok = "ok" if p99 <= P99_MS else "OVER"
     print(
         f"serve: fanout clients={args.clients} events/client={per_client} "
         f"median_ms={median:.2f} p95_ms={p95:.2f} p99_ms={p99:.2f} wall_s={fan_wall:.2f} "
-        f"target median<{TARGET_MS} p99<={P99_MS:g} {ok}"
+        f"target p99<={P99_MS:g} {ok}"
     )
     print(
         f"serve: sessions={args.sessions} concurrent turns complete and in order, "

@@ -38,9 +38,12 @@ def test_comment_is_one_line() -> None:
 
 
 def _decode(batch: list[bytes]) -> list[dict[str, object]]:
+    """The events in ``batch``, whose chunks may each hold several (coalesced) events."""
     out = []
-    for chunk in batch:
-        lines = chunk.decode().strip("\n").split("\n")
+    wire = b"".join(batch)
+    assert not wire or wire.endswith(b"\n\n"), wire[-80:]  # only whole events
+    for block in wire.split(b"\n\n")[:-1]:
+        lines = block.decode().split("\n")
         ident = lines[0].removeprefix("id: ")
         body = json.loads("\n".join(x.removeprefix("data: ") for x in lines[1:]))
         assert ident == str(body["seq"])
@@ -179,6 +182,7 @@ def test_a_stalled_socket_never_blocks_the_publisher_and_is_dropped() -> None:
     for _ in range(2000):
         hub.publish({"type": "text", "text": "y" * 1000})
     assert time.monotonic() - started < 5
+    hub.flush()  # what the flusher holds for the current window
     assert sub.dropped and hub.subscribers == 0
     thread.join(5)
     assert not thread.is_alive()
@@ -193,3 +197,101 @@ def test_an_idle_stream_gets_pings() -> None:
     hub.close()
     thread.join(5)
     client.close()
+
+
+class CountingSocket:
+    """The server end of a socket pair, counting the ``send`` calls the hub makes."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+        self.sends = 0
+
+    def send(self, data: bytes | memoryview) -> int:
+        self.sends += 1
+        return self.sock.send(data)
+
+
+def _read_events(client: socket.socket) -> list[dict[str, object]]:
+    client.setblocking(False)
+    wire = b""
+    with contextlib.suppress(BlockingIOError):
+        while chunk := client.recv(1 << 20):
+            wire += chunk
+    return _decode([wire])
+
+
+def test_a_burst_reaches_each_tab_in_fewer_writes_complete_and_in_order() -> None:
+    # a window far longer than the test: what is coalesced does not depend on timing
+    hub = Hub(window=60.0)
+    tabs = []
+    for _ in range(3):
+        server, client = socket.socketpair()
+        server.setblocking(False)
+        counted = CountingSocket(server)
+        hub.subscribe(None, counted)  # type: ignore[arg-type]  # a socket's send, counted
+        tabs.append((counted, client, server))
+    n = 100
+    for i in range(n):
+        hub.publish({"type": "text", "text": f"{i}\nline"})
+    hub.flush()  # the end of the window
+    for counted, client, server in tabs:
+        got = _read_events(client)
+        assert [e["seq"] for e in got] == list(range(1, n + 1))
+        assert [e["text"] for e in got] == [f"{i}\nline" for i in range(n)]
+        # the first event went out at once, the other 99 waited for the window together
+        assert counted.sends == 2 < n
+        client.close()
+        server.close()
+
+
+def test_a_tab_that_joins_within_a_window_gets_no_event_twice() -> None:
+    hub = Hub(window=60.0)
+    pairs = [socket.socketpair() for _ in range(3)]
+    for server, _ in pairs:
+        server.setblocking(False)
+    hub.subscribe(None, pairs[0][0])  # from the start
+    for _ in range(3):
+        hub.publish({"type": "x"})  # 1 goes out now, 2 and 3 wait
+    hub.subscribe(1, pairs[1][0])  # resumes after 1: replays 2 and 3 at once
+    hub.subscribe(None, pairs[2][0])  # only what comes next
+    hub.publish({"type": "x"})
+    hub.flush()
+    seqs = [[e["seq"] for e in _read_events(client)] for _, client in pairs]
+    assert seqs == [[1, 2, 3, 4], [2, 3, 4], [4]]
+    for server, client in pairs:
+        server.close()
+        client.close()
+
+
+def test_events_after_a_quiet_window_go_out_at_once() -> None:
+    hub = Hub(window=0.0)  # every window already over: each event is its own write
+    server, client = socket.socketpair()
+    server.setblocking(False)
+    counted = CountingSocket(server)
+    hub.subscribe(None, counted)  # type: ignore[arg-type]
+    for _ in range(5):
+        hub.publish({"type": "x"})
+        assert counted.sends == hub.head  # sent before publish returned, no flusher involved
+    assert [e["seq"] for e in _read_events(client)] == [1, 2, 3, 4, 5]
+    server.close()
+    client.close()
+
+
+def test_the_flusher_sends_the_window_on_its_own_and_comes_back_after_idling(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import reasonix.serve.hub as hub_module
+
+    monkeypatch.setattr(hub_module, "IDLE_EXIT_SECONDS", 0.05)
+    hub = Hub(window=0.01)
+    sub = hub.subscribe(None)
+    got: list[object] = []
+    for burst in range(3):  # the flusher ends between bursts; the next window starts one
+        for _ in range(4):
+            hub.publish({"type": "x"})
+        while len(got) < 4 * (burst + 1):  # no flush() here: the flusher's own
+            batch = sub.take(5.0)
+            assert batch, "an event was left behind"
+            got.extend(e["seq"] for e in _decode(batch))
+        threading.Event().wait(0.2)
+    assert got == list(range(1, 13))

@@ -19,19 +19,16 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any
 
-from reasonix.agent.memory.bm25 import BM25Index, tokenize
+from reasonix.agent.memory.bm25 import tokenize
+from reasonix.agent.memory.history_index import Doc, TranscriptIndex, message_text, search
 from reasonix.agent.session import read_records
 from reasonix.errors import SessionError, ToolError
-from reasonix.lazy import dataclass
 from reasonix.tool import ToolContext
 from reasonix.tool.base import FunctionTool
 
 from .declared import PAGE_CHARS, SESSION_TOOL_RESULT, TOOL_RESULT_SCHEMA
-
-if TYPE_CHECKING:
-    from typing import Any
 
 __all__ = [
     "PAGE_CHARS",
@@ -48,19 +45,6 @@ _AROUND_MAX = 6
 _AROUND_CHARS = 800
 
 
-def _message_text(record: Mapping[str, Any]) -> str | None:
-    if record.get("type") != "message":
-        return None
-    msg = record.get("message")
-    if not isinstance(msg, Mapping):
-        return None
-    parts = [str(msg.get("content") or "")]
-    for call in msg.get("tool_calls") or []:
-        if isinstance(call, Mapping):
-            parts.append(f"{call.get('name', '')} {call.get('arguments', '')}")
-    return "\n".join(p for p in parts if p)
-
-
 def _read_jsonl(path: Path) -> list[dict[str, Any]]:
     try:
         return read_records(path)
@@ -68,31 +52,36 @@ def _read_jsonl(path: Path) -> list[dict[str, Any]]:
         return []  # vanished or unreadable: search what is there
 
 
-@dataclass(frozen=True)
-class _Doc:
-    session: str
-    index: int
-    role: str
-    text: str
-
-
 class HistorySource:
     """Where ``history`` looks: the live transcript plus folders of ``*.jsonl`` files.
 
-    Parsed files are cached by (size, mtime), so repeated searches only
-    re-read transcripts that grew.
+    Each transcript keeps a :class:`~.history_index.TranscriptIndex` across
+    searches: the live one is extended by the records appended since the last
+    search, a file is re-read only when its (size, mtime) changed and then
+    only its new records are tokenised. The first search builds what it
+    needs; nothing is built before one is asked for. With ``live_dir`` (the
+    folder of the live transcript) the live index is also kept beside the
+    transcript (:mod:`.history_store`) whenever ``save_every`` more messages
+    were indexed, so the next process loads it instead of building it.
     """
+
+    save_every = 1000  # messages indexed since the last save (a small session rebuilds fast)
 
     def __init__(
         self,
         current: Callable[[], tuple[str, Sequence[Mapping[str, Any]]]] | None = None,
         project_dirs: Sequence[Path] = (),
         global_dirs: Sequence[Path] = (),
+        live_dir: Path | None = None,
     ) -> None:
         self.current = current
         self.project_dirs = list(project_dirs)
         self.global_dirs = list(global_dirs)
-        self._cache: dict[Path, tuple[tuple[int, float], list[_Doc]]] = {}
+        self.live_dir = live_dir
+        self._files: dict[Path, tuple[tuple[int, float], TranscriptIndex]] = {}
+        self._live: TranscriptIndex | None = None
+        self._live_saved = 0  # documents of the live index when it was last saved or loaded
+        # One search at a time: an index is extended in place.
         self._lock = threading.Lock()
 
     @classmethod
@@ -108,32 +97,65 @@ class HistorySource:
             current,
             project_dirs=[sessions_dir(workspace)],
             global_dirs=[state_dir() / "sessions", state_dir() / "archive"],
+            live_dir=sessions_dir(workspace),
         )
 
-    def _file_docs(self, path: Path) -> list[_Doc]:
+    def _indexed(
+        self, old: TranscriptIndex | None, session: str, records: Sequence[Mapping[str, Any]]
+    ) -> TranscriptIndex:
+        """``old`` extended by ``records``' new tail, or a new index when it does not fit."""
+        ix = old if old is not None and old.session == session else None
+        if ix is None or not ix.current_for(records):
+            ix = TranscriptIndex(session)
+        ix.extend(records)
+        return ix
+
+    def _live_index(self, session: str, records: Sequence[Mapping[str, Any]]) -> TranscriptIndex:
+        """The live session's index: kept, else loaded from beside its transcript, else built."""
+        transcript = None
+        if self.live_dir is not None and session and "/" not in session:
+            transcript = self.live_dir / f"{session}.jsonl"
+        old = self._live
+        if old is None or old.session != session:
+            old, self._live_saved = None, 0
+            if transcript is not None:
+                from reasonix.agent.memory import history_store
+
+                old = history_store.load(transcript, session, records)
+                self._live_saved = len(old.docs) if old is not None else 0
+        ix = self._indexed(old, session, records)
+        if ix is not old:
+            self._live_saved = 0  # built afresh
+        if transcript is not None and len(ix.docs) - self._live_saved >= self.save_every:
+            from reasonix.agent.memory import history_store
+
+            history_store.save(ix, transcript, records)
+            self._live_saved = len(ix.docs)
+        return ix
+
+    def _file_index(self, path: Path) -> TranscriptIndex | None:
         try:
             st = path.stat()
         except OSError:
-            return []
+            return None
         key = (st.st_size, st.st_mtime)
-        with self._lock:
-            hit = self._cache.get(path)
-            if hit and hit[0] == key:
-                return hit[1]
-        docs = _docs(path.stem, _read_jsonl(path))
-        with self._lock:
-            self._cache[path] = (key, docs)
-        return docs
+        hit = self._files.get(path)
+        if hit and hit[0] == key:
+            return hit[1]
+        ix = self._indexed(hit[1] if hit else None, path.stem, _read_jsonl(path))
+        self._files[path] = (key, ix)
+        return ix
 
-    def documents(self, scope: str) -> list[_Doc]:
-        """Every searchable message of ``scope`` (session | project | global)."""
-        docs: list[_Doc] = []
+    def _indexes(self, scope: str) -> list[TranscriptIndex]:
+        """The indexes of ``scope``, in the order the documents rank on ties (lock held)."""
+        out: list[TranscriptIndex] = []
         live = ""
         if self.current is not None:
             live, records = self.current()
-            docs.extend(_docs(live, records))
+            self._live = self._live_index(live, records)
+            out.append(self._live)
         if scope == "session":
-            return docs
+            return out
         dirs = self.project_dirs + (self.global_dirs if scope == "global" else [])
         seen: set[Path] = set()
         for folder in dirs:
@@ -144,8 +166,20 @@ class HistorySource:
                 if real in seen or path.stem == live:
                     continue
                 seen.add(real)
-                docs.extend(self._file_docs(path))
-        return docs
+                ix = self._file_index(path)
+                if ix is not None:
+                    out.append(ix)
+        return out
+
+    def search(self, query: str, scope: str, limit: int) -> list[Doc]:
+        """The ``limit`` best messages of ``scope`` for ``query``, best first (BM25)."""
+        with self._lock:
+            return search(self._indexes(scope), query, limit)
+
+    def documents(self, scope: str) -> list[Doc]:
+        """Every searchable message of ``scope`` (session | project | global)."""
+        with self._lock:
+            return [d for ix in self._indexes(scope) for d in ix.docs]
 
     def records_of(self, session: str) -> Sequence[Mapping[str, Any]]:
         """The records of one session by id (live one first)."""
@@ -158,16 +192,6 @@ class HistorySource:
                 for path in folder.rglob(f"{session}.jsonl"):
                     return _read_jsonl(path)
         raise ToolError(f"no session {session!r}")
-
-
-def _docs(session: str, records: Sequence[Mapping[str, Any]]) -> list[_Doc]:
-    out = []
-    for i, rec in enumerate(records):
-        text = _message_text(rec)
-        if text:
-            role = str(rec["message"].get("role", ""))
-            out.append(_Doc(session, i, role, text))
-    return out
 
 
 def _snippet(text: str, terms: set[str]) -> str:
@@ -188,14 +212,9 @@ def history_tool(source: HistorySource) -> FunctionTool:
         query = str(args.get("query") or "")
         if not query.strip():
             raise ToolError("search needs a query")
-        docs = source.documents(str(args["scope"]))
-        index = BM25Index()
-        for i, d in enumerate(docs):
-            index.add(i, d.text)
         terms = set(tokenize(query))
         lines = []
-        for h in index.search(query, k=int(args["limit"])):
-            d = docs[int(str(h.key))]
+        for d in source.search(query, str(args["scope"]), int(args["limit"])):
             lines.append(f"{d.session}#{d.index} [{d.role}] {_snippet(d.text, terms)}")
         return "\n".join(lines) if lines else "(no matches)"
 
@@ -234,14 +253,14 @@ def _around(source: HistorySource, hit: str, window: int) -> str:
     records = source.records_of(session)
     center = int(index_text)
     window = max(1, min(window, _AROUND_MAX))
-    positions = [i for i, r in enumerate(records) if _message_text(r) is not None]
+    positions = [i for i, r in enumerate(records) if message_text(r) is not None]
     if center not in positions:
         raise ToolError(f"{hit} is not a message record")
     at = positions.index(center)
     lines = []
     for i in positions[max(0, at - window) : at + window + 1]:
         rec = records[i]
-        text = _message_text(rec) or ""
+        text = message_text(rec) or ""
         if len(text) > _AROUND_CHARS:
             text = text[:_AROUND_CHARS] + "…"
         mark = ">" if i == center else " "
