@@ -167,8 +167,16 @@ def build_id(entries: dict[str, bytes]) -> str:
     return digest.hexdigest()[:20]
 
 
-# Stored, not deflated: zipimport reads these without importing zlib (--version's path).
-STORED = {"__main__.py", "__main__.pyc"}
+# Stored, not deflated: zipimport reads these without importing zlib. The entry point is
+# --version's path; the boot's own byte-code is all a start that runs from the unpacked
+# copy reads from the archive (then no zlib before the chat's first frame: 0.4 ms).
+BOOT = (
+    "reasonix/__init__",
+    "reasonix/_pyzboot",
+    "reasonix/config/__init__",
+    "reasonix/config/home",
+)
+STORED = {"__main__.py", "__main__.pyc", *(name + ".pyc" for name in BOOT)}
 
 
 def packaged(name: str) -> bool:

@@ -4,89 +4,50 @@ Importing :mod:`argparse` (and the :mod:`gettext` it pulls in) and building
 the ``run`` parser cost a headless run more than a millisecond of every
 start. The ``run`` and chat flags are one table (:mod:`reasonix.cli.flags`);
 :func:`table_spec` turns its rows into plain data, the same data
-:func:`spec_of` records from a parser built with argparse (tests/cli/test_argspec.py
-holds the two equal), and :func:`fast_parse` reads an argv against that data: exact long options
-(``--name`` or ``--name=value``), single short flags, and the one optional
-positional. Anything else — an abbreviation, combined short flags, ``--``,
-a value that looks like an option, ``-h``, an unknown or repeated-exclusive
-option, a bad choice or number, a second positional — returns None, and the
-caller parses with argparse, which gives the same result or its error. A
+:func:`reasonix.cli.flag_parser.spec_of` records from a parser built with
+argparse (tests/cli/test_argspec.py holds the two equal), and :func:`fast_parse`
+reads an argv against that data: exact long options (``--name`` or
+``--name=value``), single short flags, and the one optional positional.
+Anything else — an abbreviation, combined short flags, ``--``, a value that
+looks like an option, ``-h``, an unknown or repeated-exclusive option, a bad
+choice or number, a second positional — returns None, and the caller parses
+with argparse, which gives the same result or its error. A
 differential test holds the two to the same namespace.
 """
 
 from __future__ import annotations
 
 from types import SimpleNamespace
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from typing import Any
+from reasonix.cli.flags import Rows
 
-    from reasonix.cli.flags import Rows
-
-__all__ = ["fast_parse", "spec_of", "table_spec"]
-
-_KINDS = {
-    "_StoreAction": "store",
-    "_StoreTrueAction": "store_true",
-    "_StoreFalseAction": "store_false",
-    "_StoreConstAction": "store_const",
-    "_AppendAction": "append",
-    "_HelpAction": "help",
-}
-
-
-def spec_of(parser: Any) -> dict[str, Any]:
-    """The parser's actions as plain data (what :func:`fast_parse` reads)."""
-    groups = {id(a): n for n, g in enumerate(parser._mutually_exclusive_groups)
-              for a in g._group_actions}  # fmt: skip
-    actions = []
-    for action in parser._actions:
-        kind = _KINDS.get(type(action).__name__)
-        if kind is None:
-            raise ValueError(f"{action.dest}: {type(action).__name__} is not readable as data")
-        if action.type not in (None, int) or action.nargs not in (None, "?", 0):
-            raise ValueError(f"{action.dest}: type or nargs is not readable as data")
-        actions.append({
-            "dest": action.dest,
-            "options": list(action.option_strings),
-            "kind": kind,
-            "nargs": action.nargs,
-            "const": action.const,
-            "default": action.default,
-            "type": "int" if action.type is int else None,
-            "choices": list(action.choices) if action.choices is not None else None,
-            "group": groups.get(id(action)),
-            "suppress": action.default == "==SUPPRESS==",  # argparse.SUPPRESS
-        })  # fmt: skip
-    return {"prefix": parser.prefix_chars, "actions": actions}
-
+__all__ = ["fast_parse", "table_spec"]
 
 _SUPPRESS = "==SUPPRESS=="  # argparse.SUPPRESS
 # What argparse sets for an action kind when the declaration does not say: (nargs, const, default).
-_IMPLIED: dict[str, tuple[Any, Any, Any]] = {
+_IMPLIED: dict[str, tuple[object, object, object]] = {
     "store_true": (0, True, False),
     "store_false": (0, False, True),
     "store_const": (0, None, None),
 }
 
 
-def table_spec(rows: Rows) -> dict[str, Any]:
-    """The data :func:`spec_of` would record from a parser declaring ``rows``
-    (cli/flags.py) after argparse's own ``-h/--help``, without importing argparse."""
+def table_spec(rows: Rows) -> dict[str, object]:
+    """The data :func:`~reasonix.cli.flag_parser.spec_of` would record from a parser
+    declaring ``rows`` (cli/flags.py) after argparse's own ``-h/--help``, without argparse."""
     help_action = {"dest": "help", "options": ["-h", "--help"], "kind": "help", "nargs": 0,
                    "const": None, "default": _SUPPRESS, "type": None, "choices": None,
                    "group": None, "suppress": True}  # fmt: skip
     actions = [help_action]
     groups: dict[str, int] = {}
     for options, kwargs in rows:
-        kind = kwargs.get("action", "store")
+        kind = str(kwargs.get("action", "store"))
         positional = not options[0].startswith("-")
         if positional:
             dest = options[0]
         else:
             long = [o for o in options if o.startswith("--")]
-            dest = kwargs.get("dest") or (long or options)[0].lstrip("-").replace("-", "_")
+            dest = str(kwargs.get("dest") or (long or options)[0].lstrip("-").replace("-", "_"))
         nargs, const, default = _IMPLIED.get(kind, (kwargs.get("nargs"), None, None))
         const = kwargs.get("const", const)
         default = kwargs.get("default", default)
@@ -100,8 +61,8 @@ def table_spec(rows: Rows) -> dict[str, Any]:
             "const": const,
             "default": default,
             "type": "int" if kwargs.get("type") is int else None,
-            "choices": list(choices) if choices is not None else None,
-            "group": None if exclusive is None else groups.setdefault(exclusive, len(groups)),
+            "choices": list(choices) if isinstance(choices, (list, tuple)) else None,
+            "group": None if exclusive is None else groups.setdefault(str(exclusive), len(groups)),
             "suppress": default == _SUPPRESS,
         })  # fmt: skip
     return {"prefix": "-", "actions": actions}
@@ -111,24 +72,39 @@ def _looks_like_option(token: str) -> bool:
     return token.startswith("-") and token != "-"
 
 
-def fast_parse(spec: dict[str, Any], argv: list[str]) -> SimpleNamespace | None:
+class _Action:
+    """One action of a spec as typed attributes, read once from its plain-data dict."""
+
+    def __init__(self, index: int, data: dict[str, object]) -> None:
+        self.index = index
+        self.dest, self.kind = str(data["dest"]), str(data["kind"])
+        options, choices, group = data["options"], data["choices"], data["group"]
+        self.options = [str(o) for o in options] if isinstance(options, list) else []
+        self.choices = list(choices) if isinstance(choices, list) else None
+        self.group = group if isinstance(group, int) else None
+        self.nargs, self.const, self.default = data["nargs"], data["const"], data["default"]
+        self.type, self.suppress = data["type"], bool(data.get("suppress"))
+
+
+def fast_parse(spec: dict[str, object], argv: list[str]) -> SimpleNamespace | None:
     """The namespace argparse would give for a plain ``argv``, or None (see the module)."""
-    if spec.get("prefix") != "-":
+    declared = spec.get("actions")
+    if spec.get("prefix") != "-" or not isinstance(declared, list):
         return None
-    options: dict[str, dict[str, Any]] = {}
-    positionals: list[dict[str, Any]] = []
-    values: dict[str, Any] = {}
-    for index, action in enumerate(spec["actions"]):
-        action = {**action, "index": index}
-        for option in action["options"]:
+    options: dict[str, _Action] = {}
+    positionals: list[_Action] = []
+    values: dict[str, object] = {}
+    for index, data in enumerate(declared):
+        action = _Action(index, data)
+        for option in action.options:
             options[option] = action
-        if action["kind"] == "help" or action.get("suppress"):
+        if action.kind == "help" or action.suppress:
             continue  # argparse sets no attribute for these
-        if not action["options"]:
+        if not action.options:
             positionals.append(action)
-        default = action["default"]
-        values[action["dest"]] = list(default) if isinstance(default, list) else default
-    if len(positionals) > 1 or any(p["nargs"] != "?" for p in positionals):
+        default = action.default
+        values[action.dest] = list(default) if isinstance(default, list) else default
+    if len(positionals) > 1 or any(p.nargs != "?" for p in positionals):
         return None  # only the one optional positional is read here
     groups: dict[int, int] = {}  # exclusive group -> the action seen in it
     given_positional = False
@@ -143,24 +119,24 @@ def fast_parse(spec: dict[str, Any], argv: list[str]) -> SimpleNamespace | None:
             value = _convert(positional, token)
             if value is _BAD:
                 return None
-            values[positional["dest"]] = value
+            values[positional.dest] = value
             given_positional = True
             continue
         name, eq, attached = token.partition("=") if token.startswith("--") else (token, "", "")
-        action = options.get(name)
-        if action is None or action["kind"] == "help":
+        found = options.get(name)
+        if found is None or found.kind == "help":
             return None  # unknown, abbreviated, combined or help: argparse's to answer
         if not token.startswith("--") and len(token) != 2:
             return None
-        group = action["group"]  # argparse: two different actions of one group conflict
-        if group is not None and groups.setdefault(group, action["index"]) != action["index"]:
+        group = found.group  # argparse: two different actions of one group conflict
+        if group is not None and groups.setdefault(group, found.index) != found.index:
             return None
-        kind, dest = action["kind"], action["dest"]
+        kind, dest = found.kind, found.dest
         if kind in ("store_true", "store_false", "store_const"):
             if eq:
                 return None
             values[dest] = True if kind == "store_true" else False if kind == "store_false" \
-                else action["const"]  # fmt: skip
+                else found.const  # fmt: skip
             continue
         if eq:
             raw: str | None = attached
@@ -172,15 +148,16 @@ def fast_parse(spec: dict[str, Any], argv: list[str]) -> SimpleNamespace | None:
         else:
             raw = None
         if raw is None:
-            if action["nargs"] != "?":
+            if found.nargs != "?":
                 return None  # "expected one argument": argparse's error
-            value = action["const"]
+            value = found.const
         else:
-            value = _convert(action, raw)
+            value = _convert(found, raw)
             if value is _BAD:
                 return None
         if kind == "append":
-            values[dest] = [*values[dest], value]
+            earlier = values[dest]
+            values[dest] = [*earlier, value] if isinstance(earlier, list) else [value]
         else:
             values[dest] = value
     return SimpleNamespace(**values)
@@ -194,14 +171,14 @@ def _plain_value(token: str) -> bool:
     return not token.startswith("-")
 
 
-def _convert(action: dict[str, Any], raw: str) -> Any:
-    value: Any = raw
-    if action["type"] == "int":
+def _convert(action: _Action, raw: str) -> object:
+    value: object = raw
+    if action.type == "int":
         try:
             value = int(raw)
         except ValueError:
             return _BAD
-    choices = action["choices"]
+    choices = action.choices
     if choices is not None and value not in choices:
         return _BAD
     return value

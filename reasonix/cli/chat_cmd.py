@@ -38,7 +38,7 @@ from reasonix.agent.events import (
 from reasonix.agent.telemetry import Telemetry
 from reasonix.boot import Runtime
 from reasonix.cancel import Cancel
-from reasonix.cli.flags import CHAT, add_flags
+from reasonix.cli.flags import CHAT
 from reasonix.cli.safe_text import printable
 from reasonix.cli.search_card import card_lines
 from reasonix.cli.setup_run import build
@@ -77,11 +77,13 @@ if TYPE_CHECKING:
 def configure(parser: argparse.ArgumentParser) -> None:
     """Declare the chat flags (the run flags plus ``--plain``; cli/flags.py)."""
     parser.description = "Interactive chat in the current directory."
+    from reasonix.cli.flag_parser import add_flags  # the argparse path only
+
     add_flags(parser, CHAT)
 
 
-def execute(args: argparse.Namespace) -> int:
-    """Run the chat until the user leaves; return the exit code."""
+def execute(args: object) -> int:
+    """Run the chat until the user leaves; return the exit code (``args``: either namespace)."""
     from reasonix.boot.commands import build_commands
 
     with contextlib.suppress(ImportError):

@@ -2,27 +2,22 @@
 
 Each row is ``(option strings, argparse keyword arguments)``; an ``"exclusive"``
 key names a mutually exclusive group instead of being passed to argparse.
-Both readers of a command line work from these rows: :func:`add_flags` declares
-them on an :class:`argparse.ArgumentParser` (``--help``, errors, abbreviations),
-and :func:`reasonix.cli.argspec.table_spec` turns them into the data that
+Both readers of a command line work from these rows:
+:func:`reasonix.cli.flag_parser.add_flags` declares them on an
+:class:`argparse.ArgumentParser` (``--help``, errors, abbreviations), and
+:func:`reasonix.cli.argspec.table_spec` turns them into the data that
 :func:`reasonix.cli.argspec.fast_parse` reads for a plain command line without
 importing argparse. tests/cli/test_argspec.py holds the two readings equal.
 
-This module is on the chat's first-frame path: plain data (no argparse, json, re).
+This module is on the chat's first-frame path: plain data (no argparse, json, re, typing).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+# (option strings, argparse keyword arguments) per flag, in --help order.
+Rows = tuple[tuple[tuple[str, ...], dict[str, object]], ...]
 
-if TYPE_CHECKING:
-    import argparse
-    from typing import Any
-
-    # (option strings, argparse keyword arguments) per flag, in --help order.
-    Rows = tuple[tuple[tuple[str, ...], dict[str, Any]], ...]
-
-__all__ = ["CHAT", "PERMISSION_MODES", "RUN", "SHARED", "TABLES", "add_flags"]
+__all__ = ["CHAT", "PERMISSION_MODES", "RUN", "SHARED", "TABLES", "Rows"]
 
 # Kept here (not imported from boot) so `--help` and the first frame do not import the runtime.
 PERMISSION_MODES = (
@@ -100,17 +95,3 @@ CHAT: Rows = (
 
 # The command lines by name (what reasonix.cli.main reads without argparse).
 TABLES: dict[str, Rows] = {"run": RUN, "chat": CHAT}
-
-
-def add_flags(parser: argparse.ArgumentParser, rows: Rows) -> None:
-    """Declare ``rows`` on ``parser``, in order (exclusive groups made on first mention)."""
-    groups: dict[str, argparse._MutuallyExclusiveGroup] = {}
-    for options, declared in rows:
-        kwargs = dict(declared)
-        name = kwargs.pop("exclusive", None)
-        if name is None:
-            parser.add_argument(*options, **kwargs)
-            continue
-        if name not in groups:
-            groups[name] = parser.add_mutually_exclusive_group()
-        groups[name].add_argument(*options, **kwargs)

@@ -40,7 +40,7 @@ from reasonix.agent.events import (
 from reasonix.agent.telemetry import Telemetry
 from reasonix.boot import Runtime
 from reasonix.cancel import Cancel
-from reasonix.cli.flags import RUN, add_flags
+from reasonix.cli.flags import RUN
 from reasonix.cli.output import EventLog, RunOutcome, event_json, redacted_event, result_object
 from reasonix.cli.safe_text import json_line, printable
 from reasonix.cli.setup_run import build, read_prompt
@@ -63,6 +63,8 @@ QUICK_EXIT = True
 def configure(parser: argparse.ArgumentParser) -> None:
     """Declare the run flags (DESIGN §4; the table is cli/flags.py)."""
     parser.description = "Run one task headless. PROMPT, or stdin when it is not a terminal."
+    from reasonix.cli.flag_parser import add_flags  # the argparse path only
+
     add_flags(parser, RUN)
     parser.error = lambda message: _flag_error(parser, message)  # type: ignore[method-assign]
 

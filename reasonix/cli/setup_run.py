@@ -12,7 +12,7 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING
 
-from reasonix.cli.flags import PERMISSION_MODES, SHARED, add_flags
+from reasonix.cli.flags import PERMISSION_MODES, SHARED
 from reasonix.errors import UsageError
 
 if TYPE_CHECKING:
@@ -33,10 +33,12 @@ __all__ = [
 
 def add_run_flags(parser: argparse.ArgumentParser) -> None:
     """The flags shared by ``run`` and the chat (DESIGN §4; the table is cli/flags.py)."""
+    from reasonix.cli.flag_parser import add_flags  # the argparse path only
+
     add_flags(parser, SHARED)
 
 
-def options_from_args(args: argparse.Namespace, *, interactive: bool) -> RuntimeOptions:
+def options_from_args(args: object, *, interactive: bool) -> RuntimeOptions:
     """Map parsed run flags onto the composition root's typed options."""
     from reasonix.boot import RuntimeOptions
 
@@ -64,7 +66,7 @@ def options_from_args(args: argparse.Namespace, *, interactive: bool) -> Runtime
     )
 
 
-def budget_overrides(args: argparse.Namespace) -> dict[str, Any]:
+def budget_overrides(args: object) -> dict[str, Any]:
     """``--max-cost/--max-tokens/--max-time`` as ``[agent]`` keys of the flag layer (issue 36)."""
     out: dict[str, Any] = {}
     cost, tokens, limit = (getattr(args, k, None) for k in ("max_cost", "max_tokens", "max_time"))
@@ -87,7 +89,7 @@ def budget_overrides(args: argparse.Namespace) -> dict[str, Any]:
     return out
 
 
-def build(args: argparse.Namespace, *, interactive: bool) -> Runtime:
+def build(args: object, *, interactive: bool) -> Runtime:
     """A ready runtime for these flags (raises ConfigError/UsageError/SessionError)."""
     from reasonix.boot import build_runtime
 

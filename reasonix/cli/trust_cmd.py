@@ -83,6 +83,6 @@ def _print_text(workspace: Path, trusted: bool, items: list[TrustItem], *, grant
         print(printable(f"{workspace}: {'trusted' if trusted else 'not trusted'}"))
     if items:
         print("what it declares that needs trust" + (" (now in effect):" if trusted else ":"))
-        print(printable(describe(items)))
+        print(printable(describe([(i.kind, i.line()) for i in items])))
     else:
         print("it declares nothing that needs trust")

@@ -17,10 +17,6 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from reasonix.config.trust import TrustItem
 
 __all__ = ["DECLARATION_FILES", "describe", "settle_trust"]
 
@@ -35,8 +31,9 @@ DECLARATION_FILES = (
 )
 
 
-def describe(items: list[TrustItem]) -> str:
-    """The list shown before the question: what trust would enable, by kind."""
+def describe(items: list[tuple[str, str]]) -> str:
+    """The list shown before the question: what trust would enable, by kind (``items``:
+    each trust item's ``(kind, line())``, see :class:`reasonix.config.trust.TrustItem`)."""
     titles = {
         "hook": "hooks (commands run on events)",
         "mcp": "MCP servers",
@@ -48,10 +45,10 @@ def describe(items: list[TrustItem]) -> str:
     }
     lines: list[str] = []
     for kind, title in titles.items():
-        mine = [i for i in items if i.kind == kind]
+        mine = [line for item_kind, line in items if item_kind == kind]
         if mine:
             lines.append(f"  {title}:")
-            lines += [f"    - {i.line()}" for i in mine]
+            lines += [f"    - {line}" for line in mine]
     return "\n".join(lines)
 
 
@@ -95,7 +92,7 @@ def settle_trust(workspace_arg: str | None, *, allow_once: bool = True) -> bool 
 
     print(printable(f"This folder is not trusted yet: {os.path.realpath(workspace)}"))
     print("Its files declare what would run code or widen access:")
-    print(printable(describe(items)))
+    print(printable(describe([(i.kind, i.line()) for i in items])))
     print("A cloned repository is not you. Trust it only if you trust its authors.")
     once = ", [o]nce (this session only)" if allow_once else ""
     question = f"Trust this folder? [y]es, remember{once}, [N]o (leave them out): "

@@ -13,7 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from reasonix.cli import flags, run_cmd, tui
-from reasonix.cli.argspec import fast_parse, spec_of, table_spec
+from reasonix.cli.argspec import fast_parse, table_spec
+from reasonix.cli.flag_parser import add_flags, spec_of
 
 # What the fast reader reads: the one flag table (cli/flags.py), as data.
 SPEC = table_spec(flags.RUN)
@@ -54,7 +55,7 @@ def test_the_table_reader_derives_what_argparse_declares_for_every_kind() -> Non
         (("--fourth",), {"exclusive": "b", "dest": "elsewhere", "action": "store_true"}),
     )
     parser = argparse.ArgumentParser()
-    flags.add_flags(parser, rows)
+    add_flags(parser, rows)
     assert spec_of(parser) == table_spec(rows)
 
 

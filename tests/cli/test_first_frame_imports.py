@@ -10,9 +10,10 @@ the first frame, so none of it may be there, nor the modules the first frame
 was freed of: ``argparse`` (a plain chat command line is data,
 ``cli/flags.py``), ``dataclasses`` (and ``inspect`` behind it), ``threading`` and
 ``queue`` (no thread runs before the first frame; the inbox is the C queue),
-and the cards and overlay panels an empty chat does not draw. ``typing`` (with
-``re`` and ``enum`` behind it) is allowed since issue 39: the modules use the
-ordinary ``from typing import TYPE_CHECKING`` rather than a hand-made constant.
+and the cards and overlay panels an empty chat does not draw; nor ``typing``
+(with ``re`` and ``enum`` behind it, issue 38): the first-frame modules name only
+types they import at run time, and the view's runtime half
+(``reasonix.cli.tui.live``, which may use typing) is imported by the boot thread.
 """
 
 from __future__ import annotations
@@ -29,9 +30,9 @@ FORBIDDEN = frozenset(
     {
         "argparse", "gettext", "locale", "dataclasses", "inspect",
         "shutil", "tempfile", "json", "pathlib", "socket", "subprocess",
-        "threading", "queue", "heapq", "reasonix.errors",
+        "threading", "queue", "heapq", "typing", "re", "enum", "reasonix.errors",
         "reasonix.cli.tui.cards", "reasonix.cli.tui.markdown", "reasonix.cli.tui.diff",
-        "reasonix.cli.tui.overlays", "reasonix.lazy",
+        "reasonix.cli.tui.overlays", "reasonix.cli.tui.live", "reasonix.lazy",
         "reasonix.boot", "reasonix.config.loader", "reasonix.agent.loop",
         "reasonix.provider", "reasonix.tool", "reasonix.permission", "reasonix.command",
     }

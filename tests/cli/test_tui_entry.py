@@ -76,13 +76,15 @@ def test_history_trims_itself_and_survives_a_bad_file(tmp_path: Path) -> None:
 
 
 def test_the_first_frame_needs_no_heavy_module() -> None:
-    """Issue 20: what runs before the first paint imports neither the runtime nor dataclasses."""
+    """Issue 20: what runs before the first paint imports neither the runtime nor dataclasses;
+    issue 38: nor typing (with re and enum behind it)."""
     import subprocess
 
     root = Path(__file__).resolve().parents[2]
     code = (
         "import sys; sys.path.insert(0, sys.argv[1])\n"
         "import reasonix.cli.main, reasonix.cli.tui, reasonix.cli.tui.app\n"
+        "import reasonix.cli.trust_prompt, reasonix.config.trust_store\n"
         "print(' '.join(sorted(sys.modules)))\n"
     )
     out = subprocess.run(
@@ -91,7 +93,8 @@ def test_the_first_frame_needs_no_heavy_module() -> None:
     loaded = set(out.stdout.split())
     heavy = {"dataclasses", "inspect", "difflib", "json", "pathlib", "reasonix.boot",
              "reasonix.agent", "reasonix.provider", "reasonix.command", "reasonix.cli.chat_cmd",
-             "reasonix.cli.tui.ingest", "reasonix.cli.safe_text"}  # fmt: skip
+             "reasonix.cli.tui.ingest", "reasonix.cli.safe_text", "reasonix.cli.tui.live",
+             "typing", "re", "enum", "argparse"}  # fmt: skip
     assert not heavy & loaded, sorted(heavy & loaded)
     assert "curses" in loaded
 
@@ -107,7 +110,7 @@ def test_stray_stderr_and_dying_threads_become_notices() -> None:
         def post(self, kind: str, *payload: str) -> None:
             posted.append((kind, *payload))
 
-    out = Diverted(Inbox())
+    out = Diverted(Inbox().post)
     out.write("warning: part")
     assert posted == []
     out.write("ial\n\nsecond\n")

@@ -31,7 +31,7 @@ import json, sys
 log_file = open(sys.argv[1], "w", buffering=1)  # one JSON list a line, written as it happens
 def log(*entry):
     log_file.write(json.dumps(entry) + "\n")
-from reasonix.cli.tui import app, screen
+from reasonix.cli.tui import live, screen
 from reasonix.cli.tui.width import char_width
 
 wait, keys, draw = screen.Screen.wait, screen.Screen.keys, screen.Screen.draw
@@ -73,7 +73,7 @@ for name in ("_ready", "_job_done"):
             log(real.__name__.strip("_"))
             return out
         return logged
-    setattr(app.App, name, hook(getattr(app.App, name)))
+    setattr(live.Live, name, hook(getattr(live.Live, name)))
 sys.argv = ["reasonix", *sys.argv[2:]]
 import runpy
 runpy.run_module("reasonix", run_name="__main__")

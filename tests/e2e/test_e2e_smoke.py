@@ -103,6 +103,10 @@ def test_archive_layout(pyz: Path) -> None:
     # the entry point is stored, not deflated: --version needs no zlib
     stored = {i.filename for i in infos if i.compress_type == zipfile.ZIP_STORED}
     assert {"__main__.py", "__main__.pyc"} <= stored
+    # and so is the boot's byte-code: a start from the unpacked copy inflates nothing
+    boot = {"reasonix/__init__.pyc", "reasonix/_pyzboot.pyc", "reasonix/config/__init__.pyc",
+            "reasonix/config/home.pyc"}  # fmt: skip
+    assert boot <= stored
 
 
 @pytest.mark.e2e

@@ -13,23 +13,27 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    import argparse
 
 __all__ = ["configure", "execute", "wants_view"]
 
 
-def configure(parser: argparse.ArgumentParser) -> None:
-    """The chat flags: the run flags plus ``--plain`` (the same as line mode's; cli/flags.py)."""
-    from reasonix.cli.flags import CHAT, add_flags
+def configure(parser: object) -> None:
+    """The chat flags: the run flags plus ``--plain`` (the same as line mode's; cli/flags.py).
 
+    ``parser`` is an :class:`argparse.ArgumentParser`, named only here: this module is on
+    the first frame's path, which loads neither argparse nor typing.
+    """
+    import argparse
+
+    from reasonix.cli.flag_parser import add_flags
+    from reasonix.cli.flags import CHAT
+
+    assert isinstance(parser, argparse.ArgumentParser)
     parser.description = "Interactive chat in the current directory."
     add_flags(parser, CHAT)
 
 
-def wants_view(args: argparse.Namespace, environ: dict[str, str] | None = None) -> bool:
+def wants_view(args: object, environ: dict[str, str] | None = None) -> bool:
     """True when the full-screen view can and should run."""
     env = os.environ if environ is None else environ
     if getattr(args, "plain", False):
@@ -49,16 +53,17 @@ def wants_view(args: argparse.Namespace, environ: dict[str, str] | None = None) 
     return True
 
 
-def execute(args: argparse.Namespace) -> int:
+def execute(args: object) -> int:
     """Run the chat: the curses view when possible, else line mode.
 
+    ``args``: the parsed chat flags (an argparse or a plain namespace, cli/argspec.py).
     The workspace trust question (cli/trust_prompt.py) comes first, on the plain
     terminal, before either view starts.
     """
     from reasonix.cli.trust_prompt import settle_trust
 
     if not getattr(args, "trust", False) and settle_trust(getattr(args, "dir", None)):
-        args.trust = True
+        setattr(args, "trust", True)  # noqa: B010 - either kind of namespace takes it
     if wants_view(args):
         from reasonix.cli.tui.app import run
 

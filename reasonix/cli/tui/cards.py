@@ -140,9 +140,10 @@ def _user_rows(block: UserBlock, width: int) -> list[Line]:
 def render_block(block: Block, width: int, detail: bool, spin: str = "") -> list[Line]:
     """The rows of one block at ``width`` cells."""
     if isinstance(block, AnswerBlock):
-        if block.markdown is None:
-            block.markdown = MarkdownCache()
-        rows = block.markdown.render(block.text.strip("\n"), width)
+        markdown = block.markdown
+        if not isinstance(markdown, MarkdownCache):
+            markdown = block.markdown = MarkdownCache()
+        rows = markdown.render(block.text.strip("\n"), width)
         return rows or [()]
     if isinstance(block, ToolBlock):
         return _tool_rows(block, width, detail, spin)

@@ -24,12 +24,7 @@ from .state import (
 
 __all__ = ["Action", "Controls"]
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from typing import Any
-
-    Action = tuple[Any, ...]
+Action = tuple[object, ...]  # what a key asks the app to do: (kind, *arguments)
 Completer = Callable[[str], list[tuple[str, str]]]
 LEAVE_WINDOW = 2.0  # seconds in which a second Ctrl-C leaves
 TOP = 1 << 40  # a scroll "above everything": the view clamps it to the transcript's first row

@@ -8,16 +8,11 @@ of the view is reported in one line after the terminal is restored.
 
 from __future__ import annotations
 
+import _signal as signal  # the C module: the signal module builds enums (and imports enum)
 import contextlib
 import os
 import sys
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    import signal
-    from typing import Any
-else:  # the C module: the signal module builds enums (and imports enum)
-    import _signal as signal
+from collections.abc import Callable
 
 __all__ = ["Diverted", "call_key", "install_signals", "report_crash", "restore_signals"]
 
@@ -25,8 +20,8 @@ __all__ = ["Diverted", "call_key", "install_signals", "report_crash", "restore_s
 class Diverted:
     """Stands in for ``sys.stderr`` while the view runs: each line becomes a notice."""
 
-    def __init__(self, app: Any) -> None:
-        self.app, self._partial = app, ""
+    def __init__(self, post: Callable[[str, str, str], None]) -> None:
+        self.post, self._partial = post, ""  # the app's post(kind, text, level)
         self.encoding, self.errors = "utf-8", "replace"
 
     def write(self, text: str) -> int:
@@ -35,7 +30,7 @@ class Diverted:
         *lines, self._partial = self._partial.split("\n")
         for line in lines:
             if line.strip():
-                self.app.post("notice", line, "warn")
+                self.post("notice", line, "warn")
         return len(text)
 
     def flush(self) -> None:
@@ -46,15 +41,15 @@ class Diverted:
         """Not a terminal: nothing should draw through it."""
         return False
 
-    def thread_died(self, hook: Any) -> None:
-        """``threading.excepthook``: one notice, no traceback on the screen."""
-        name = getattr(hook.thread, "name", "a thread")
-        self.app.post(
-            "notice", f"{name} failed: {hook.exc_type.__name__}: {hook.exc_value}", "error"
-        )
+    def thread_died(self, hook: object) -> None:
+        """``threading.excepthook`` (``hook``: its ``ExceptHookArgs``): one notice, no
+        traceback on the screen."""
+        name = getattr(getattr(hook, "thread", None), "name", "a thread")
+        kind = getattr(getattr(hook, "exc_type", None), "__name__", "error")
+        self.post("notice", f"{name} failed: {kind}: {getattr(hook, 'exc_value', '')}", "error")
 
 
-def call_key(name: str, args: Any) -> str:
+def call_key(name: str, args: object) -> str:
     """A stable key for one call (tool name and arguments), to match an approval to its run."""
     import json
 
@@ -64,14 +59,14 @@ def call_key(name: str, args: Any) -> str:
         return name
 
 
-def install_signals(wake_fd: int) -> dict[int, Any]:
+def install_signals(wake_fd: int) -> dict[int, object]:
     """SIGTERM/SIGHUP leave cleanly; SIGWINCH wakes the loop to reflow."""
-    saved: dict[int, Any] = {}
+    saved: dict[int, object] = {}
 
-    def leave(signum: int, frame: Any) -> None:
+    def leave(signum: int, frame: object) -> None:
         raise KeyboardInterrupt
 
-    def winch(signum: int, frame: Any) -> None:
+    def winch(signum: int, frame: object) -> None:
         with contextlib.suppress(OSError):
             os.write(wake_fd, b"w")
 
@@ -83,20 +78,21 @@ def install_signals(wake_fd: int) -> dict[int, Any]:
     return saved
 
 
-def restore_signals(saved: dict[int, Any]) -> None:
+def restore_signals(saved: dict[int, object]) -> None:
     """Put back the handlers :func:`install_signals` replaced."""
     for sig, handler in saved.items():
         with contextlib.suppress(ValueError, OSError, TypeError):
             signal.signal(sig, handler if handler is not None else signal.SIG_DFL)
 
 
-def report_crash(err: BaseException, rt: Any) -> None:
-    """One line on stderr for a view that failed (a traceback only with REASONIX_DEBUG)."""
+def report_crash(err: BaseException, session: str) -> None:
+    """One line on stderr for a view that failed (a traceback only with REASONIX_DEBUG);
+    ``session``: the id of the session the runtime wrote, if it was built."""
     from reasonix.cli.safe_text import printable
 
     where = ""
-    if rt is not None:
-        where = f"; session {rt.session.id} is saved (`reasonix -c` resumes it)"
+    if session:
+        where = f"; session {session} is saved (`reasonix -c` resumes it)"
     print(
         printable(f"reasonix: the chat view stopped: {type(err).__name__}: {err}{where}"),
         file=sys.stderr,

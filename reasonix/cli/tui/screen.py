@@ -14,7 +14,6 @@ import curses
 import os
 import select
 import sys
-from typing import TYPE_CHECKING
 
 from .keys import Key, KeyDecoder
 from .view import changed_rows
@@ -24,15 +23,12 @@ from .width import Line
 def _use_the_users_locale() -> None:
     """``locale.setlocale(LC_ALL, "")`` (curses needs it for wide characters), through the C
     module: the ``locale`` module imports ``re`` and takes milliseconds off the first frame."""
-    if TYPE_CHECKING:
-        import locale as c_locale
-    else:
-        try:
-            import _locale as c_locale
-        except ImportError:  # a build without it: the locale module emulates one
-            import locale as c_locale
-    with contextlib.suppress(c_locale.Error):
-        c_locale.setlocale(c_locale.LC_ALL, "")
+    try:
+        import _locale
+    except ImportError:  # a build without it: the locale module would only emulate "C"
+        return
+    with contextlib.suppress(Exception):  # _locale.Error: the user's locale is not installed
+        _locale.setlocale(_locale.LC_ALL, "")
 
 
 __all__ = ["Screen", "typeahead_text"]

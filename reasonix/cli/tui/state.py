@@ -15,10 +15,8 @@ overlay class must be added there, and the layout test checks that it is.
 from __future__ import annotations
 
 import itertools
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from typing import Any
+from .width import Line
 
 __all__ = [
     "INPUT_OVERLAYS",
@@ -58,7 +56,8 @@ class Block:
 
     def __init__(self) -> None:
         self.version = next(_versions)
-        self.cache: Any = None  # the view's rendered rows for (width, version, detail)
+        # The view's rendered rows, with the (width, version, detail, gap) they were made for.
+        self.cache: tuple[tuple[int, int, bool, bool], list[Line]] | None = None
 
     def touch(self) -> None:
         """Mark the block changed so the view renders it again."""
@@ -80,7 +79,7 @@ class AnswerBlock(Block):
         super().__init__()
         self.text = text
         self.open = True  # still streaming
-        self.markdown: Any = None  # the view's MarkdownCache
+        self.markdown: object = None  # the view's MarkdownCache (cards.py makes it)
 
     def add(self, text: str) -> None:
         """Append a streamed piece."""
@@ -105,7 +104,7 @@ class ReasoningBlock(Block):
 class ToolBlock(Block):
     """A card for one tool call: name, key argument, status, duration, output, diff."""
 
-    def __init__(self, name: str, arguments: dict[str, Any], call_id: str = "") -> None:
+    def __init__(self, name: str, arguments: dict[str, object], call_id: str = "") -> None:
         super().__init__()
         self.name, self.arguments, self.call_id = name, arguments, call_id
         self.status = "running"  # waiting | running | ok | error | blocked
@@ -132,7 +131,7 @@ class Transcript:
 
     def __init__(self) -> None:
         self.blocks: list[Block] = []
-        self.index: Any = None  # the view's row index over the blocks (view.RowIndex)
+        self.index: object = None  # the view's row index over the blocks (view.RowIndex)
 
     def add(self, block: Block) -> Block:
         """Append a block (closing any open stream block first)."""
@@ -203,12 +202,12 @@ class ApprovalOverlay(Overlay):
 
     def __init__(
         self,
-        request: Any,
-        event: Any,
+        request: object,
+        event: object,
         title: str,
         detail: list[str],
         diff: list[str] | None,
-        choices: list[tuple[str, str, Any]],  # (key, label, ApprovalChoice)
+        choices: list[tuple[str, str, object]],  # (key, label, ApprovalChoice)
     ) -> None:
         self.request, self.event, self.title = request, event, title
         self.detail, self.diff, self.choices = detail, diff, choices
@@ -248,13 +247,13 @@ class ConfirmOverlay(Overlay):
         self,
         question: str,
         command: str = "",
-        yes: tuple[Any, ...] | None = None,
-        no: tuple[Any, ...] | None = None,
+        yes: tuple[object, ...] | None = None,
+        no: tuple[object, ...] | None = None,
         title: str = "confirm",
     ) -> None:
         self.question, self.command, self.title = question, command, title
         self.yes, self.no = yes, no
-        self.approval: Any = None  # the approval this question belongs to (ends with its turn)
+        self.approval: object = None  # the approval this question belongs to (ends with its turn)
 
 
 class CompletionOverlay(Overlay):
@@ -316,7 +315,7 @@ class AppState:
         self.page = 10  # transcript rows on screen (PgUp/PgDn step), set by the app
         self.panel_page = 10  # rows of the approval diff window (its PgUp/PgDn step)
         # this turn's sub-agents: run id -> (label, latest SubagentProgress) (subagents.py)
-        self.subagents: dict[str, tuple[str, Any]] = {}
+        self.subagents: dict[str, tuple[str, object]] = {}
 
     @property
     def overlay(self) -> Overlay | None:

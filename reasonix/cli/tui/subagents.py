@@ -55,7 +55,7 @@ def panel_rows(state: AppState, width: int) -> list[Line]:
     """The panel's rows (none without sub-agents this turn)."""
     if not state.subagents:
         return []
-    children = list(state.subagents.values())
+    children: list[tuple[str, Any]] = list(state.subagents.values())  # (label, progress event)
     running = sum(1 for _, e in children if e.state == "running")
     more = len(children) - MAX_ROWS
     head = f"sub-agents: {running} running, {len(children) - running} done"

@@ -12,13 +12,10 @@ however long the transcript and wherever it is scrolled.
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from typing import TYPE_CHECKING
+from collections.abc import Callable
 
 from .state import ApprovalOverlay, AppState, Block, Composer, ToolBlock, hide_composer, stamp
 from .width import Line, char_width, fit, text_width
-
-if TYPE_CHECKING:
-    from collections.abc import Callable
 
 # The cards (with Markdown and diffs) and the overlay panels are imported when a block or
 # an overlay is first drawn: the first frame, an empty chat, needs neither.
