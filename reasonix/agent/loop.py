@@ -246,10 +246,10 @@ class Agent:
         recorder = self.tool_ctx.extra.get("checkpoints")
         if recorder is not None:  # /rewind: where this turn starts, before its message
             recorder.begin(self.session.id, len(self.session.records()), user_input)
+        if self.turn_prefix:  # what changed since the model was last told (skills, /mcp)
+            text = self.turn_prefix + "\n\n" + text
         if self.instructions and not any(m.role is Role.USER for m in self.history):
             text = self.instructions + "\n\n" + text  # once, in the first user turn
-        elif self.turn_prefix:
-            text = self.turn_prefix + "\n\n" + text
         message = Message(Role.USER, text)
         if self.context is not None:
             self.context.admit(message)  # InputTooLarge before anything is written

@@ -17,6 +17,7 @@ __all__ = [
     "BASE_PROMPT",
     "environment_summary",
     "find_git_root",
+    "mcp_update",
     "skills_update",
     "system_prompt",
     "typed_text",
@@ -107,6 +108,25 @@ def skills_update(index: str, sent: Sequence[str]) -> str:
     return update
 
 
+def mcp_update(disabled: Sequence[str], enabled: Sequence[str]) -> str:
+    """The note for the head of the next user message after ``/mcp disable|enable``, or "".
+
+    The tool list and the system prompt stay as sent (the provider's prompt cache
+    holds them), so the model learns of the change here, once, in a new message.
+    """
+    if not disabled and not enabled:
+        return ""
+    lines = ["<mcp-servers>"]
+    for name in disabled:
+        lines.append(
+            f"The user disabled MCP server {name}: its tools (mcp__{name}__*) refuse every "
+            "call until the user enables it again; do not call them."
+        )
+    for name in enabled:
+        lines.append(f"The user enabled MCP server {name} again: its tools can be called.")
+    return "\n".join([*lines, _MCP_CLOSE.rstrip()])
+
+
 def valid_text(text: str) -> str:
     """``text`` with undecodable bytes as U+FFFD, so it always encodes as UTF-8.
 
@@ -124,6 +144,7 @@ def valid_text(text: str) -> str:
 
 _INSTRUCTIONS_CLOSE = "</instructions>\n\n"  # the instruction files (agent/instructions.py)
 _SKILLS_CLOSE = "</skills>\n\n"  # the skill index (agent/subagent/skills.py)
+_MCP_CLOSE = "</mcp-servers>\n\n"  # /mcp disable|enable (mcp_update)
 _RECALL_OPEN, _RECALL_CLOSE = "\n\n<memory-recall>\n", "</memory-recall>"  # auto-recall
 
 
@@ -134,6 +155,8 @@ def typed_text(content: str) -> str:
         content = content.split(_INSTRUCTIONS_CLOSE, 1)[1]
     if content.startswith("<skills>") and _SKILLS_CLOSE in content:
         content = content.split(_SKILLS_CLOSE, 1)[1]
+    if content.startswith("<mcp-servers>") and _MCP_CLOSE in content:
+        content = content.split(_MCP_CLOSE, 1)[1]
     if content.endswith(_RECALL_CLOSE) and _RECALL_OPEN in content:
         content = content[: content.rindex(_RECALL_OPEN)]
     return content

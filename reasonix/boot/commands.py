@@ -55,6 +55,10 @@ class RuntimeCommandHost:
         self._open_url = open_url or _open_browser
         self._active: set[Cancel] = set()
         self._lock = threading.Lock()
+        # /mcp disable|enable: the disabled servers the conversation was told of, and the
+        # note now waiting at the head of the next user message (with its agent and set)
+        self._mcp_told: frozenset[str] = frozenset()
+        self._mcp_note: tuple[object, str, frozenset[str]] = (None, "", frozenset())
 
     # -- cancellation ---------------------------------------------------------------
     @contextlib.contextmanager
@@ -377,6 +381,53 @@ class RuntimeCommandHost:
         mgr = self._manager()
         with self._cancel() as cancel:
             return str(mgr.read_resource(server, uri, cancel))
+
+    def mcp_enable(self, name: str, enabled: bool) -> str:
+        """``/mcp enable|disable NAME`` for the rest of this process (not saved, so a
+        resumed session in a new process starts with every configured server enabled).
+
+        Nothing already sent changes: the tool list stays, a disabled server's tools
+        answer with an error, and the model learns of the change from a note at the
+        head of the next user message (the agent's ``turn_prefix``).
+        """
+        mgr = self.rt.mcp
+        if mgr is None or name not in mgr.runtimes:
+            known = ", ".join(mgr.runtimes) if mgr is not None else ""
+            raise UsageError(f"no MCP server named {name!r} (configured: {known or 'none'})")
+        changed = mgr.enable(name) if enabled else mgr.disable(name)
+        self._note_mcp(mgr.disabled())
+        if not changed:
+            return f"MCP server {name} is already {'enabled' if enabled else 'disabled'}"
+        if not enabled:
+            return (
+                f"MCP server {name} disabled: its process is stopped and its tools refuse "
+                f"calls until /mcp enable {name} (this process only)"
+            )
+        state = mgr.runtimes[name].state
+        when = "it starts when a tool needs it" if state == "dormant" else f"it is {state}"
+        return f"MCP server {name} enabled: {when}"
+
+    def _note_mcp(self, disabled: list[str]) -> None:
+        """Put what changed since the model was last told at the head of the next user
+        message; a change undone before that message leaves no note."""
+        from reasonix.agent.prompt import mcp_update
+
+        agent = self.rt.agent
+        owner, note, noted = self._mcp_note
+        prefix = agent.turn_prefix
+        if owner is not agent:  # another conversation (/new, /resume): told nothing yet
+            self._mcp_told, note = frozenset(), ""
+        elif note and note not in prefix:  # the agent sent it (and cleared its prefix)
+            self._mcp_told, note = noted, ""
+        rest = prefix.removesuffix(note).removesuffix("\n\n") if note else prefix
+        now = frozenset(disabled)
+        order = list(self.rt.mcp.runtimes)
+        new_note = mcp_update(
+            [n for n in order if n in now - self._mcp_told],
+            [n for n in order if n in self._mcp_told - now],
+        )
+        agent.turn_prefix = "\n\n".join(p for p in (rest, new_note) if p)
+        self._mcp_note = (agent, new_note, now)
 
     def mcp_auth(self, name: str) -> str:
         """``/mcp auth NAME`` (D12): the OAuth flow, then a restart of a server that failed."""

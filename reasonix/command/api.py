@@ -164,6 +164,10 @@ class CommandHost(Protocol):
         """``/mcp auth NAME``: (re)authorise an OAuth server; returns what happened."""
         ...
 
+    def mcp_enable(self, name: str, enabled: bool) -> str:
+        """``/mcp enable|disable NAME`` for this process; returns what happened."""
+        ...
+
     def mcp_prompts(self) -> list[dict[str, Any]]:
         """MCP prompts: server, name, description, arguments (CMD-6)."""
         ...

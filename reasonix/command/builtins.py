@@ -52,6 +52,7 @@ MEMORY_ACTIONS = (
     "recall",
     "instructions",
 )
+MCP_TOGGLES = ("disable", "enable")  # /mcp disable|enable NAME (for this process)
 CLEAR_CONFIRM = "/clear --yes"
 REWIND_MODES = (
     ("both", "code and conversation", "files back and the conversation from before that turn"),
@@ -110,7 +111,8 @@ def _mcp_table(servers: Sequence[dict[str, Any]]) -> str:
             line += f"\n    {s['error']}"
         rows.append(line)
     rows.append(
-        "/mcp auth NAME authorises an OAuth server; prompts run as /mcp__<server>__<prompt>"
+        "/mcp auth NAME authorises an OAuth server; /mcp disable|enable NAME stops or "
+        "restores one; prompts run as /mcp__<server>__<prompt>"
     )
     return "\n".join(rows)
 
@@ -246,16 +248,18 @@ def _mcp(ctx: _Context, args: str) -> CommandResult:
         return CommandResult(text=_mcp_table(ctx.host.mcp_servers()))
     if words[0] == "auth" and len(words) == 2:
         return CommandResult(text=ctx.host.mcp_auth(words[1]))
-    raise UsageError("usage: /mcp  or  /mcp auth NAME")
+    if words[0] in MCP_TOGGLES and len(words) == 2:
+        return CommandResult(text=ctx.host.mcp_enable(words[1], words[0] == "enable"))
+    raise UsageError("usage: /mcp  or  /mcp auth|enable|disable NAME")
 
 
 def _mcp_args(ctx: _Context, typed: str) -> list[Completion]:
-    if typed.startswith("auth "):
+    action, space, part = typed.partition(" ")
+    if space and action in ("auth", *MCP_TOGGLES):
         if not ctx.servers:  # read once: completion runs on every keystroke
             ctx.servers.extend(str(s.get("name", "")) for s in ctx.host.mcp_servers())
-        part = typed[5:]
-        return [Completion(f"auth {n}") for n in ctx.servers if n.startswith(part)]
-    return _words(["auth "], typed)
+        return [Completion(f"{action} {n}") for n in ctx.servers if n.startswith(part)]
+    return _words(["auth ", *(f"{a} " for a in MCP_TOGGLES)], typed)
 
 
 def _resume(ctx: _Context, args: str) -> CommandResult:
@@ -355,8 +359,8 @@ BUILTINS: tuple[Builtin, ...] = (
     Builtin("effort", "show or set the reasoning effort", _effort, "[level]", _effort_args),
     Builtin("model", "switch the model (a picker without an argument)", _model, "[ref]",
             _model_args),
-    Builtin("mcp", "MCP servers with their state and counts; auth NAME", _mcp, "[auth NAME]",
-            _mcp_args),
+    Builtin("mcp", "MCP servers with their state and counts; auth|enable|disable NAME", _mcp,
+            "[auth|enable|disable NAME]", _mcp_args),
     Builtin("resume", "continue another session of this project (a picker)", _resume,
             "[id|title]"),
     Builtin("memory", "remembered facts: list, search Q, show ID, forget ID …", _memory,

@@ -82,3 +82,22 @@ def test_what_a_completer_remembers_belongs_to_its_host() -> None:
     assert [c.text for c in complete_second("auth ")] == ["auth beta"]
     complete_first("auth a")
     assert first.calls == [("mcp_servers", ())]  # read once, then kept
+
+
+def test_mcp_enable_and_disable_reach_the_host_and_complete_server_names() -> None:
+    calls: list[tuple[str, bool]] = []
+
+    class Host(_Host):
+        def mcp_enable(self, name: str, enabled: bool) -> str:
+            calls.append((name, enabled))
+            return f"{name} {enabled}"
+
+    mcp = _command(Host(("weather", "billing")), "mcp")
+    assert mcp.run("disable weather").text == "weather False"
+    assert mcp.run("enable weather").text == "weather True"
+    assert calls == [("weather", False), ("weather", True)]
+    with pytest.raises(UsageError, match="auth\\|enable\\|disable NAME"):
+        mcp.run("disable")
+    assert [c.text for c in mcp.complete_args("")] == ["auth ", "disable ", "enable "]
+    assert [c.text for c in mcp.complete_args("enable ")] == ["enable weather", "enable billing"]
+    assert [c.text for c in mcp.complete_args("disable b")] == ["disable billing"]

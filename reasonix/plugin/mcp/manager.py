@@ -17,6 +17,7 @@ Usage (``reasonix run`` / the TUI wire it like this)::
     McpManager(..., local=[LocalCapability(...)])       # in-process targets (session:tool_result)
     mgr.status(counts=True)                             # /mcp: tools/prompts/resources
     mgr.reconnect(server)                               # start a failed server again
+    mgr.disable(server); mgr.enable(server)             # /mcp disable | enable NAME
     mgr.prompts(); mgr.get_prompt(server, name, args)   # /mcp__server__prompt
     mgr.resources(); mgr.read_resource(server, uri)     # @server:uri
     mgr.close()
@@ -321,6 +322,34 @@ class McpManager:
             rt.start()
             rt.wait(timeout)
         return rt.state
+
+    # -- /mcp disable | enable -----------------------------------------------------
+    def disable(self, server: str) -> bool:
+        """Stop ``server`` and refuse its tools for the rest of this process; False when
+        it was disabled already. The tool list is not touched (it is frozen): its direct
+        tools answer with an error and ``use_capability`` no longer finds them.
+        """
+        rt = self._runtime(server)
+        if rt.state == "disabled":
+            return False
+        rt.disable()
+        return True
+
+    def enable(self, server: str) -> bool:
+        """Undo :meth:`disable`; False when ``server`` was not disabled.
+
+        With tools on demand the server stays dormant until a search or call
+        needs it (its catalogue is known); otherwise it starts in the background.
+        """
+        rt = self._runtime(server)
+        if rt.state != "disabled":
+            return False
+        rt.enable(dormant=self.deferred and not rt.config.always_load)
+        return True
+
+    def disabled(self) -> list[str]:
+        """The servers disabled now, in configuration order."""
+        return [name for name, rt in self.runtimes.items() if rt.state == "disabled"]
 
     def _runtime(self, server: str) -> ServerRuntime:
         rt = self.runtimes.get(server)

@@ -1,6 +1,8 @@
 """One configured server at run time: start in the background, call, restart, close.
 
-States: ``starting`` → ``ready`` | ``failed``; ``closed`` at the end. A
+States: ``starting`` → ``ready`` | ``failed``; ``closed`` at the end;
+``disabled`` between ``/mcp disable`` and ``/mcp enable`` (no process, calls
+refused, the known tools kept so the refusal can name them). A
 server whose tools are known from the catalogue cache may instead begin
 ``dormant`` (no process, issue 37) and start on its first call. The
 startup (launch, discovery/initialize, ``tools/list``) runs on its own thread
@@ -109,6 +111,28 @@ class ServerRuntime:
             if self.state == "dormant" and not self._closed:
                 self.start()
 
+    # -- /mcp disable | enable ----------------------------------------------
+    def disable(self) -> None:
+        """Stop the process (or a start in progress) and refuse calls until :meth:`enable`."""
+        self.close()
+        with self._lock:
+            self.state, self.error = "disabled", ""
+
+    def enable(self, *, dormant: bool) -> None:
+        """Undo :meth:`disable`: start again, or (``dormant``, tools known) wait for a call."""
+        with self._lock:
+            if self.state != "disabled":
+                return
+            self._closed, self._restarted, self.client = False, False, None
+        if dormant and self.tools:
+            self.state = "dormant"
+        else:
+            self.start()
+
+    def disabled_message(self) -> str:
+        """What a call of a disabled server's tool answers."""
+        return f"MCP server {self.name} is disabled (/mcp enable {self.name})"
+
     # -- start -------------------------------------------------------------
     def start(self) -> None:
         """Begin the background start (returns at once)."""
@@ -209,9 +233,9 @@ class ServerRuntime:
     def wait(self, timeout: float | None, cancel: Cancel | None = None) -> bool:
         """Wait until the start finished (ready or failed); True when it has.
 
-        A dormant server has no start in progress: True at once.
+        A dormant or disabled server has no start in progress: True at once.
         """
-        if self.state == "dormant":
+        if self.state in ("dormant", "disabled"):
             return True
         end = None if timeout is None else time.monotonic() + timeout
         while not self._done.is_set():
@@ -234,6 +258,8 @@ class ServerRuntime:
     def ensure_ready(self, cancel: Cancel) -> McpClient:
         """The live client, starting a dormant server, waiting for a start in progress
         or restarting a dead one."""
+        if self.state == "disabled":
+            raise PluginError(self.disabled_message())
         if self.state == "dormant":
             self.wake()
         if self.state == "starting":
@@ -269,6 +295,8 @@ class ServerRuntime:
         progress: ProgressSink | None = None,
     ) -> ToolResult:
         """Call ``tool``; every failure becomes an error result naming the server."""
+        if self.state == "disabled":  # /mcp disable: refused without touching a process
+            return ToolResult.error(self.disabled_message())
         try:
             client = self.ensure_ready(cancel)
             self.gate.acquire(cancel)

@@ -405,7 +405,8 @@ class UseCapabilityTool:
         runtimes = self._runtimes()  # a small window's session searches direct MCP tools too
         for rt in runtimes.values():  # a server still starting has no catalogue yet: wait
             rt.settle(ctx.cancel)
-        catalogues += [(name, rt.tools) for name, rt in runtimes.items()]
+        # a disabled server's tools (/mcp disable) are not offered until it is enabled
+        catalogues += [(n, rt.tools) for n, rt in runtimes.items() if rt.state != "disabled"]
         # ask for more than k: refused targets are dropped after ranking
         hits = search.search(catalogues, query, k + 10 if self._allow else k)
         hits = [(server, spec) for server, spec in hits if not self._refusal(server, spec)][:k]
@@ -454,6 +455,9 @@ class UseCapabilityTool:
                 continue
             head = f"{name} [{rt.state}]" + (f": {rt.error}" if rt.error else "")
             lines.append(head)
+            if rt.state == "disabled":  # its tools refuse calls: not listed
+                lines.append(f"  (disabled by the user; /mcp enable {name})")
+                continue
             for spec in rt.tools:
                 if self._refusal(name, spec):
                     continue
@@ -477,6 +481,8 @@ class UseCapabilityTool:
         runtime = runtimes.get(server)
         if runtime is None:
             return None  # unknown: _find names the known servers, nothing starts
+        if runtime.state == "disabled":
+            return runtime.disabled_message()
         client = runtime.client
         if runtime.state != "ready" or client is None or not client.alive:
             return (
@@ -501,6 +507,8 @@ class UseCapabilityTool:
         runtime = runtimes.get(server)
         if runtime is None:
             return ToolResult.error(f"no MCP server named {server!r}; known: {', '.join(runtimes)}")
+        if runtime.state == "disabled":  # /mcp disable: nothing starts, nothing is inspected
+            return ToolResult.error(runtime.disabled_message())
         # a dormant server's cached catalogue may lack a tool added since: start it to know
         dormant_miss = runtime.state == "dormant" and _spec_named(server, tool, runtime) is None
         if runtime.state == "starting" or dormant_miss:
