@@ -62,9 +62,10 @@ from reasonix.agent import oversize
 from reasonix.agent.loss import LossReport, loss_report
 from reasonix.agent.tokens import (
     TokenCounter,
-    estimate_large,
     estimate_message,
     estimate_request,
+    message_bound,
+    message_size,
     upper_bound_message,
     upper_bound_request,
 )
@@ -210,10 +211,10 @@ class ContextManager:
         ratio = self.counter.ratio
         if self._fixed_bound is None:  # the system prompt and tools never change in a session
             self._fixed_bound = upper_bound_request(self.system, self.tools)
-        bound = math.ceil(ratio * self._fixed_bound) + math.ceil(ratio * _message_bound(message))
+        bound = math.ceil(ratio * self._fixed_bound) + math.ceil(ratio * message_bound(message))
         if bound < oversize.admission_limit(limit):
             return  # fits even at the bound: the exact estimates (a walk of every text) can wait
-        size = math.ceil(ratio * _message_size(message))
+        size = math.ceil(ratio * message_size(message))
         fixed = math.ceil(ratio * estimate_request(self.system, [], self.tools))
         if fixed + size >= oversize.admission_limit(limit):
             self._sync()
@@ -471,7 +472,7 @@ class ContextManager:
         ratio = self.counter.ratio
         sizes = [max(1, round(estimate_message(e.message) * ratio)) for e in entries]
         window = self.window.limit or self._estimate(view.messages)
-        pending = sum(math.ceil(_message_size(m) * ratio) for m in self._pending)
+        pending = sum(math.ceil(message_size(m) * ratio) for m in self._pending)
         keep = max(0, cp.keep_budget(window) - pending)  # the pending message is kept too
         cut = cp.select_cut([e.message.role for e in entries], sizes, keep)
         if cut == 0:
@@ -567,24 +568,6 @@ class ContextManager:
         result.summaries += 1
         result.loss = loss_report([e.message for e in entries[:cut]], summary, pins)  # local
         self.loss_reports.append(result.loss)
-
-
-def _message_bound(message: Message) -> int:
-    """A bound :func:`_message_size` never exceeds, without a text walk.
-
-    A sampled estimate of a huge text may pass the exact bound by at most
-    ``len / 4096`` (two tokens per 8 KiB sample): that much is added.
-    """
-    texts = [message.content, *(c.arguments for c in message.tool_calls)]
-    return upper_bound_message(message) + sum(len(t) // 4096 + 1 for t in texts)
-
-
-def _message_size(message: Message) -> int:
-    """Raw token estimate of one message; huge texts are sampled, not walked."""
-    if len(message.content) <= 65536 and not message.tool_calls:
-        return estimate_message(message)
-    extra = sum(estimate_large(c.arguments) for c in message.tool_calls)
-    return estimate_message(Message(message.role, "")) + estimate_large(message.content) + extra
 
 
 def _required_text(result: MaintenanceResult) -> str:

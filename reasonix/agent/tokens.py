@@ -40,6 +40,8 @@ __all__ = [
     "estimate_request",
     "estimate_text",
     "estimate_tools",
+    "message_bound",
+    "message_size",
 ]
 
 # Per-message framing (role markers, separators) that chat templates add.
@@ -189,6 +191,24 @@ def upper_bound_message(msg: Message) -> int:
     if msg.tool_call_id:
         n += 2
     return n
+
+
+def message_size(message: Message) -> int:
+    """Raw token estimate of one message; huge texts are sampled, not walked."""
+    if len(message.content) <= 65536 and not message.tool_calls:
+        return estimate_message(message)
+    extra = sum(estimate_large(c.arguments) for c in message.tool_calls)
+    return estimate_message(Message(message.role, "")) + estimate_large(message.content) + extra
+
+
+def message_bound(message: Message) -> int:
+    """A bound :func:`message_size` never exceeds, without a text walk.
+
+    A sampled estimate of a huge text may pass the exact bound by at most
+    ``len / 4096`` (two tokens per 8 KiB sample): that much is added.
+    """
+    texts = [message.content, *(c.arguments for c in message.tool_calls)]
+    return upper_bound_message(message) + sum(len(t) // 4096 + 1 for t in texts)
 
 
 def upper_bound_request(system: str, tools: Sequence[ToolSchema] = ()) -> int:

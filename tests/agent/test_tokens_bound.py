@@ -111,8 +111,8 @@ def test_a_message_read_back_equal_still_extends_the_anchor() -> None:
 def test_the_admission_bound_holds_for_huge_sampled_texts(scale: int, unit: str) -> None:
     """Admission compares a cheap bound first; the sampled estimate of a huge text
     (what admission falls back to) must never be above it."""
-    from reasonix.agent.context import _message_bound, _message_size
+    from reasonix.agent.tokens import message_bound, message_size
 
     text = unit * (70_000 * (scale + 1) // len(unit))
     message = Message(Role.USER, text)
-    assert _message_size(message) <= _message_bound(message)
+    assert message_size(message) <= message_bound(message)
