@@ -4,31 +4,13 @@ from __future__ import annotations
 
 import json
 import os
-import time
 from pathlib import Path
 
 import pytest
+from usage_kit import DAY1, DAY2, usage_session
 
-from reasonix.agent.session import Session
-from reasonix.agent.telemetry import usage_record
 from reasonix.cli.main import main
-from reasonix.config.paths import sessions_dir
 from reasonix.provider.types import Usage
-
-DAY1, DAY2 = "2026-03-01", "2026-03-02"
-
-
-def _stamp(day: str) -> float:
-    return time.mktime(time.strptime(f"{day} 12:00", "%Y-%m-%d %H:%M"))
-
-
-def _session(ws: Path, ref: str, uses: list[tuple[str, Usage]], **meta: object) -> str:
-    root = sessions_dir(ws) / "subagents" if "subagent" in meta else None
-    s = Session.create(ws, {"system": "s", "model": ref, **meta}, root=root)
-    for day, u in uses:
-        s.append({**usage_record(u, ref.partition("/")[2]), "time": _stamp(day)})
-    s.close()
-    return s.id
 
 
 @pytest.fixture
@@ -45,12 +27,12 @@ def ws(tmp_path: Path) -> Path:
 
 
 def _recorded(ws: Path) -> tuple[str, str]:
-    a = _session(ws, "local/priced", [
+    a = usage_session(ws, "local/priced", [
         (DAY1, Usage(input_tokens=1000, output_tokens=100, cache_read_tokens=600)),
         (DAY2, Usage(input_tokens=2000, output_tokens=200, reasoning_tokens=20)),
     ])  # fmt: skip
-    b = _session(ws, "local/free", [(DAY2, Usage(input_tokens=500, output_tokens=50))])
-    _session(ws, "local/priced", [(DAY2, Usage(input_tokens=300, output_tokens=30))],
+    b = usage_session(ws, "local/free", [(DAY2, Usage(input_tokens=500, output_tokens=50))])
+    usage_session(ws, "local/priced", [(DAY2, Usage(input_tokens=300, output_tokens=30))],
              subagent={"profile": "explore", "depth": 1, "parent_session": a})  # fmt: skip
     return a, b
 
@@ -97,7 +79,7 @@ def test_other_projects_only_with_all_projects(
     _recorded(ws)
     other = tmp_path / "other"
     other.mkdir()
-    _session(other, "local/priced", [(DAY1, Usage(input_tokens=10, output_tokens=1))])
+    usage_session(other, "local/priced", [(DAY1, Usage(input_tokens=10, output_tokens=1))])
     assert _json(ws, capsys)["total"]["requests"] == 4
     everything = _json(ws, capsys, "--all-projects", "--by", "project")
     assert everything["total"]["requests"] == 5

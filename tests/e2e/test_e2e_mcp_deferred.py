@@ -12,9 +12,7 @@ from pathlib import Path
 
 import pytest
 from fakes import FakeServer, Fault, Turn
-from fakes.mcp_stdio import SERVERS
-
-FAKE = Path(__file__).resolve().parents[1] / "fakes" / "mcp_stdio.py"
+from fakes.mcp_stdio import SERVERS, server_toml
 
 
 def _run(pyz: Path, tmp: Path, script: list[Turn | Fault], pids: Path | None) -> list[bytes]:
@@ -26,11 +24,7 @@ def _run(pyz: Path, tmp: Path, script: list[Turn | Fault], pids: Path | None) ->
             f'base_url = "{srv.url}"\nmodels = ["m"]\n'
         )
         for name in SERVERS if pids is not None else ():
-            args = [str(FAKE), "--name", name, "--tools", "30", "--pid-dir", str(pids)]
-            text += (
-                f'[[mcp.servers]]\nname = "{name}"\ncommand = {json.dumps(sys.executable)}\n'
-                f"args = {json.dumps(args)}\n"
-            )
+            text += server_toml(name, 30, "--pid-dir", str(pids))
         (ws / "reasonix.toml").write_text(text)
         env = {
             "PATH": os.environ.get("PATH", "/usr/bin:/bin"),

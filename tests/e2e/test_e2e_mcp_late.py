@@ -18,8 +18,7 @@ from pathlib import Path
 
 import pytest
 from fakes import FakeServer, Turn
-
-FAKE = Path(__file__).resolve().parents[1] / "fakes" / "mcp_stdio.py"
+from fakes.mcp_stdio import server_toml
 
 
 @pytest.mark.e2e
@@ -40,12 +39,7 @@ def test_a_server_connecting_late_rewrites_no_byte_already_sent(pyz: Path, tmp_p
             'default_model = "fake/m"\n[sandbox]\nbash = "off"\n[[providers]]\nname = "fake"\n'
             f'kind = "openai"\nbase_url = "{srv.url}"\nmodels = ["m"]\n'
         )
-        for name, delay in (("weather", "0"), ("billing", "5")):
-            args = [str(FAKE), "--name", name, "--tools", "30", "--delay", delay]
-            text += (
-                f'[[mcp.servers]]\nname = "{name}"\ncommand = {json.dumps(sys.executable)}\n'
-                f"args = {json.dumps(args)}\n"
-            )
+        text += server_toml("weather", 30) + server_toml("billing", 30, "--delay", "5")
         (ws / "reasonix.toml").write_text(text)
         env = {
             "PATH": os.environ.get("PATH", "/usr/bin:/bin"),

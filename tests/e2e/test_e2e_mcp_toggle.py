@@ -10,7 +10,6 @@ a note at the head of the next user message.
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -20,8 +19,8 @@ from pathlib import Path
 import pytest
 from e2e_task_env import clean_env, write_project
 from fakes import FakeServer, Turn
+from fakes.mcp_stdio import server_toml
 
-FAKE = Path(__file__).resolve().parents[1] / "fakes" / "mcp_stdio.py"
 CALL = ("mcp__weather__get_forecast", '{"forecast_id": "f1"}')
 DISABLED_NOTE = (
     "<mcp-servers>\nThe user disabled MCP server weather: its tools (mcp__weather__*) refuse "
@@ -75,12 +74,9 @@ def test_mcp_disable_and_enable_rewrite_no_byte_already_sent(pyz: Path, tmp_path
     pids = tmp_path / "pids"
     with FakeServer("openai", script) as srv:
         write_project(ws, srv.url)
-        args = [str(FAKE), "--name", "weather", "--tools", "3", "--pid-dir", str(pids)]
         with (ws / "reasonix.toml").open("a") as fh:
-            fh.write(
-                '[mcp]\ndefer_tools = "never"\n[[mcp.servers]]\nname = "weather"\n'
-                f"command = {json.dumps(sys.executable)}\nargs = {json.dumps(args)}\n"
-            )
+            fh.write('[mcp]\ndefer_tools = "never"\n')
+            fh.write(server_toml("weather", 3, "--pid-dir", str(pids)))
         log = (tmp_path / "chat.log").open("w")
         proc = subprocess.Popen([sys.executable, str(pyz), "--plain", "--yolo"], cwd=ws,
                                 env=env, stdin=subprocess.PIPE, stdout=log, stderr=log,

@@ -76,6 +76,16 @@ def tool_specs(server: str, count: int) -> list[dict[str, Any]]:
     return out
 
 
+def server_toml(name: str, tools: int, *extra: str) -> str:
+    """A ``[[mcp.servers]]`` table that runs this fake as server ``name`` with ``tools``
+    tools; ``extra`` are more of its flags (``--pid-dir DIR``, ``--delay S``)."""
+    args = [str(Path(__file__).resolve()), "--name", name, "--tools", str(tools), *extra]
+    return (
+        f'[[mcp.servers]]\nname = "{name}"\ncommand = {json.dumps(sys.executable)}\n'
+        f"args = {json.dumps(args)}\n"
+    )
+
+
 def _reply(msg_id: Any, result: dict[str, Any]) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": msg_id, "result": result}
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from fakes import FakeServer, Fault, Turn
-from fakes.mcp_stdio import SERVERS, tool_specs
+from fakes.mcp_stdio import SERVERS, server_toml, tool_specs
 
 from reasonix.agent.events import Done
 from reasonix.boot import RuntimeOptions, build_runtime
@@ -115,11 +115,7 @@ def _project(ws: Path, url: str, pid_dir: Path | None, extra: str = "") -> None:
         for name in SERVERS:
             if f'name = "{name}"' in extra:
                 continue
-            args = [str(FAKE), "--name", name, "--tools", "30", "--pid-dir", str(pid_dir)]
-            text += (
-                f'[[mcp.servers]]\nname = "{name}"\ncommand = {json.dumps(sys.executable)}\n'
-                f"args = {json.dumps(args)}\n"
-            )
+            text += server_toml(name, 30, "--pid-dir", str(pid_dir))
     (ws / "reasonix.toml").write_text(text)
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from fakes import ToolSpec, Turn
+from usage_kit import DAY1, DAY2, usage_session
 
 ROOT = Path(__file__).resolve().parents[2]
 CALC = "def add(a, b):\n    return a - b\n"
@@ -231,26 +232,6 @@ class ServeProcess:
 
 
 # -- recorded usage for the Usage view (issue 36) -------------------------------------------
-DAY1, DAY2 = "2026-03-01", "2026-03-02"
-
-
-def _stamp(day: str) -> float:
-    return time.mktime(time.strptime(f"{day} 12:00", "%Y-%m-%d %H:%M"))
-
-
-def _usage_session(ws: Path, ref: str, uses: list[tuple[str, Any]], **meta: object) -> str:
-    from reasonix.agent.session import Session
-    from reasonix.agent.telemetry import usage_record
-    from reasonix.config.paths import sessions_dir
-
-    root = sessions_dir(ws) / "subagents" if "subagent" in meta else None
-    s = Session.create(ws, {"system": "s", "model": ref, **meta}, root=root)
-    for day, u in uses:
-        s.append({**usage_record(u, ref.partition("/")[2]), "time": _stamp(day)})
-    s.close()
-    return s.id
-
-
 def record_sessions(ws: Path, other: Path) -> str:
     """Usage records as runs leave them, under this test's REASONIX_HOME: a priced and an
     unpriced model on two days, a sub-agent of the priced session, and another project.
@@ -264,12 +245,12 @@ def record_sessions(ws: Path, other: Path) -> str:
         'models = ["priced", "free"]\n'
         "[providers.prices]\npriced = { input = 1.0, output = 2.0, cache_read = 0.5 }\n"
     )
-    a = _usage_session(ws, "local/priced", [
+    a = usage_session(ws, "local/priced", [
         (DAY1, Usage(input_tokens=1000, output_tokens=100, cache_read_tokens=600)),
         (DAY2, Usage(input_tokens=2000, output_tokens=200, reasoning_tokens=20)),
     ])  # fmt: skip
-    _usage_session(ws, "local/free", [(DAY2, Usage(input_tokens=500, output_tokens=50))])
-    _usage_session(ws, "local/priced", [(DAY2, Usage(input_tokens=300, output_tokens=30))],
+    usage_session(ws, "local/free", [(DAY2, Usage(input_tokens=500, output_tokens=50))])
+    usage_session(ws, "local/priced", [(DAY2, Usage(input_tokens=300, output_tokens=30))],
                    subagent={"profile": "explore", "depth": 1, "parent_session": a})  # fmt: skip
-    _usage_session(other, "local/priced", [(DAY1, Usage(input_tokens=10, output_tokens=1))])
+    usage_session(other, "local/priced", [(DAY1, Usage(input_tokens=10, output_tokens=1))])
     return a

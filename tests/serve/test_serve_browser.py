@@ -22,8 +22,6 @@ import pytest
 from fakes import FakeServer, SearchSpec, Turn
 from serve_kit import (
     CALC,
-    DAY1,
-    DAY2,
     ServeProcess,
     allow_test_run,
     env_for,
@@ -31,6 +29,7 @@ from serve_kit import (
     task_script,
     write_workspace,
 )
+from usage_kit import DAY1, DAY2
 
 CHROMIUM = os.environ.get("REASONIX_CHROMIUM", "/usr/bin/chromium")
 ARGS = [

@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from serve_kit import DAY1, DAY2, Client, record_sessions, running
+from serve_kit import Client, record_sessions, running
+from usage_kit import DAY1, DAY2
 
 from reasonix.cli.main import main
 

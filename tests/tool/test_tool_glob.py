@@ -133,7 +133,7 @@ def test_the_ripgrep_listing_equals_the_walk(
     """glob lists a tree through ripgrep when it is installed; the results are the walker's."""
     real = shutil.which("rg")
     if real is None:
-        pytest.skip("ripgrep is not installed")
+        pytest.skip("ripgrep (rg) is MISSING")
     calls, tools = tmp_path / "rg-calls", tmp_path / "bin"
     tools.mkdir()
     (tools / "rg").write_text(f'#!/bin/sh\necho called >> "{calls}"\nexec "{real}" "$@"\n')
