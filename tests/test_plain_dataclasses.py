@@ -2,18 +2,23 @@
 
 Start-up used to defer dataclasses with hand-written stand-ins that dropped
 ``slots=True`` and compared fields as tuples. These tests walk the whole
-package and hold each dataclass to the standard library's behaviour.
+package and hold each dataclass to the standard library's behaviour. The immutable
+records on the first-request path are ``typing.NamedTuple`` instead (docs/SPEC.md, "How
+start-up stays fast"); the last two tests hold them to what a NamedTuple promises.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import importlib
+import json
 import math
 import pkgutil
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 import reasonix
 
@@ -48,12 +53,13 @@ def test_the_package_declares_many_dataclasses() -> None:
     assert len(_all_dataclasses()) > 150
 
 
-def _declared_with_slots() -> list[tuple[str, str]]:
-    """(module, class name) of every ``@dataclass(..., slots=True)`` in the source."""
+def _declared_with_slots(where: Path) -> list[tuple[str, str]]:
+    """(module, class name) of every ``@dataclass(..., slots=True)`` in the source under
+    ``where``."""
     import ast
 
     found = []
-    for path in sorted((ROOT / "reasonix").rglob("*.py")):
+    for path in sorted(where.rglob("*.py")):
         module = ".".join(path.relative_to(ROOT).with_suffix("").parts)
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if not isinstance(node, ast.ClassDef):
@@ -68,9 +74,11 @@ def _declared_with_slots() -> list[tuple[str, str]]:
 
 
 def test_slots_asked_for_are_slots_at_run_time() -> None:
-    declared = _declared_with_slots()
-    assert len(declared) >= 13
-    for module, name in declared:
+    # The streamed events and SSE records that asked for slots are NamedTuples now (see
+    # test_immutable_records_are_named_tuples); the walk still sees a slotted dataclass
+    # (the one in tests/test_lazy.py) and holds any in the package to its promise.
+    assert ("tests.test_lazy", "Child") in _declared_with_slots(ROOT / "tests")
+    for module, name in _declared_with_slots(ROOT / "reasonix"):
         cls = getattr(importlib.import_module(module), name)
         assert "__slots__" in vars(cls), cls
         assert not hasattr(_bare(cls, None), "__dict__"), cls
@@ -141,3 +149,86 @@ def test_nan_fields_compare_as_the_standard_library_says() -> None:
     )
     assert out.stdout.strip() == "False"
     assert math.isnan(float("nan"))
+
+
+# -- immutable records: typing.NamedTuple --------------------------------------------------
+
+# The frozen records every run defines before its first request (issue 39): a NamedTuple
+# costs a tenth of a dataclass to define and a slotted dataclass cannot be deferred.
+RECORDS = {
+    "reasonix.agent.events": {
+        "StepStart", "TextDelta", "ReasoningDelta", "ToolStart", "ToolEnd", "WebSearch",
+        "SandboxEscape", "UsageReport", "Notice", "Phase", "SubagentProgress", "Done", "Error",
+    },
+    "reasonix.provider.sse": {"ServerSentEvent"},
+    "reasonix.provider.http": {"RetryPolicy", "Timeouts"},
+    "reasonix.config.trust": {"TrustItem"},
+}  # fmt: skip
+
+
+def _named_tuples(module_name: str) -> dict[str, type]:
+    module = importlib.import_module(module_name)
+    return {
+        name: value
+        for name, value in vars(module).items()
+        if isinstance(value, type)
+        and value.__module__ == module_name
+        and issubclass(value, tuple)
+        and hasattr(value, "_fields")
+    }
+
+
+def _records() -> list[type]:
+    out = []
+    for module_name, names in RECORDS.items():
+        found = _named_tuples(module_name)
+        assert names <= set(found), (module_name, names - set(found))
+        out += [found[k] for k in sorted(found)]
+    return out
+
+
+def test_immutable_records_are_named_tuples() -> None:
+    """Each record (and any other NamedTuple in those modules): not a dataclass, no
+    ``__dict__`` on instances, read-only fields, no mutable default shared by instances,
+    and ``==``/``hash`` by field values."""
+    records = _records()
+    assert len(records) >= 17
+    for cls in records:
+        assert not dataclasses.is_dataclass(cls), cls
+        assert vars(cls)["__slots__"] == (), cls
+        values = [f"v{i}" for i in range(len(cls._fields))]  # type: ignore[attr-defined]
+        one, two = cls._make(values), cls._make(list(values))  # type: ignore[attr-defined]
+        assert not hasattr(one, "__dict__"), cls
+        with pytest.raises(AttributeError):
+            setattr(one, cls._fields[0], "changed")  # type: ignore[attr-defined]
+        with pytest.raises(AttributeError):
+            one.extra = 1  # type: ignore[attr-defined]
+        assert one == two and hash(one) == hash(two), cls
+        other = one._replace(**{cls._fields[-1]: "other"})  # type: ignore[attr-defined]
+        assert other != one and type(other) is cls, cls
+        for name, default in cls._field_defaults.items():  # type: ignore[attr-defined]
+            assert not isinstance(default, (dict, list, set, bytearray)), (cls, name)
+
+
+def test_record_equality_is_tuple_equality_nan_included() -> None:
+    """What a NamedTuple's ``==`` is (the standard library's, on every Python we support):
+    tuple equality, which tries identity before ``==`` on each item. So a record holding
+    the very same NaN object equals itself and its copy, while two distinct NaNs differ.
+    (A dataclass's ``__eq__`` compares tuples of fields up to 3.12 — the same answers — and
+    field by field from 3.13, where the same NaN object makes it unequal.) Records of
+    different classes with equal fields are equal, as tuples are: consumers dispatch on
+    ``isinstance`` and serialise fields by name, never the record itself."""
+    from reasonix.agent.events import ReasoningDelta, TextDelta, ToolEnd
+
+    nan = float("nan")
+    a = ToolEnd("c1", "bash", "out", False, nan)
+    assert a == ToolEnd("c1", "bash", "out", False, nan) == a._replace()
+    assert hash(a) == hash(ToolEnd("c1", "bash", "out", False, nan))
+    assert (a == ToolEnd("c1", "bash", "out", False, nan)) == ((nan,) == (nan,))
+    assert ToolEnd("c1", "bash", "out", False, float("nan")) != ToolEnd(
+        "c1", "bash", "out", False, float("nan")
+    )
+    assert a != a._replace(seconds=1.0) and a._replace(seconds=1.0) == a._replace(seconds=1)
+    assert TextDelta("x") == ReasoningDelta("x") == ("x",)  # type: ignore[comparison-overlap]
+    assert not isinstance(TextDelta("x"), ReasoningDelta)
+    assert json.dumps(TextDelta("x")) == '["x"]'  # why frontends build dicts field by field

@@ -1,22 +1,32 @@
-"""What a :class:`Runner` yields: small frozen events the frontends consume.
+"""What a :class:`Runner` yields: small immutable events the frontends consume.
 
 The CLI, the chat view and ``serve`` only read these; none of them reaches
 into the agent (DESIGN §3). An :class:`ApprovalRequested` event is the one
 two-way event: the consumer answers it with :meth:`ApprovalRequested.answer`
 before asking for the next event; an unanswered request counts as "deny".
+
+Every other event is a :class:`typing.NamedTuple`, the standard library's
+immutable record: no ``__dict__``, tuple ``==`` and ``hash``, ``_replace`` for
+a changed copy, and about a tenth of a dataclass's cost to define — these
+classes load before every first request (docs/SPEC.md, "How start-up stays
+fast"). Being tuples, two events of different classes with equal fields compare
+equal: frontends dispatch on ``isinstance``, never on ``==``, and serialise
+each field by name (``json.dumps`` of an event would write a bare list).
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Protocol
+from types import MappingProxyType
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 from reasonix.cancel import Cancel
 from reasonix.lazy import dataclass, field
 from reasonix.provider.types import Usage, WebSearchResult
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from typing import Any
 
 __all__ = [
@@ -39,29 +49,25 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, slots=True)
-class StepStart:
+class StepStart(NamedTuple):
     """A model request is about to be sent (``step`` counts from 1 within the run)."""
 
     step: int
 
 
-@dataclass(frozen=True, slots=True)
-class TextDelta:
+class TextDelta(NamedTuple):
     """A piece of the model's visible answer."""
 
     text: str
 
 
-@dataclass(frozen=True, slots=True)
-class ReasoningDelta:
+class ReasoningDelta(NamedTuple):
     """A piece of the model's thinking text."""
 
     text: str
 
 
-@dataclass(frozen=True, slots=True)
-class ToolStart:
+class ToolStart(NamedTuple):
     """A tool call passed the gate and is about to run."""
 
     call_id: str
@@ -70,8 +76,7 @@ class ToolStart:
     read_only: bool
 
 
-@dataclass(frozen=True, slots=True)
-class ToolEnd:
+class ToolEnd(NamedTuple):
     """A tool call finished (or was refused); ``content`` is what the model sees."""
 
     call_id: str
@@ -82,8 +87,7 @@ class ToolEnd:
     blocked: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class WebSearch:
+class WebSearch(NamedTuple):
     """A web search the *provider* ran on its side while answering (not a local tool call).
 
     Emitted once per search, as soon as its results arrive — usually before the
@@ -111,8 +115,7 @@ class WebSearch:
     error: str = ""
 
 
-@dataclass(frozen=True, slots=True)
-class SandboxEscape:
+class SandboxEscape(NamedTuple):
     """The decision on a request to re-run one bash command outside the OS sandbox.
 
     The bash tool offers this only after the sandbox visibly caused a failure;
@@ -131,24 +134,21 @@ class SandboxEscape:
     detail: str
 
 
-@dataclass(frozen=True, slots=True)
-class UsageReport:
+class UsageReport(NamedTuple):
     """Token usage of one model request."""
 
     step: int
     usage: Usage
 
 
-@dataclass(frozen=True, slots=True)
-class Notice:
+class Notice(NamedTuple):
     """Something the user may want to know that is neither output nor failure."""
 
     kind: str  # "retry_empty" | "max_steps" | "cancelled" | "compaction" | …
     text: str
 
 
-@dataclass(frozen=True, slots=True)
-class Phase:
+class Phase(NamedTuple):
     """A coordination step: the route of a turn, a planner/executor hand-off, a saved
     plan, goal progress. Only codes, ids and numbers — never user text (COORD-4).
 
@@ -161,11 +161,10 @@ class Phase:
     reason: str = ""
     plan_id: str = ""
     status: str = ""
-    stats: dict[str, float] = field(default_factory=dict)
+    stats: Mapping[str, float] = MappingProxyType({})  # read-only: one shared empty default
 
 
-@dataclass(frozen=True, slots=True)
-class SubagentProgress:
+class SubagentProgress(NamedTuple):
     """Live counters of one sub-agent (issue 36): sent when it starts, after each of its
     model requests, and when it ends. Nested sub-agents' progress passes up the same way.
 
@@ -187,7 +186,7 @@ class SubagentProgress:
     cost: float | None
     turns: int
     seconds: float
-    limits: dict[str, float] = field(default_factory=dict)
+    limits: Mapping[str, float] = MappingProxyType({})  # read-only: one shared empty default
 
     def as_dict(self) -> dict[str, Any]:
         """The fields as plain JSON values (the frontends' shared shape; cost None: unpriced)."""
@@ -199,8 +198,7 @@ class SubagentProgress:
         }  # fmt: skip
 
 
-@dataclass(frozen=True, slots=True)
-class Done:
+class Done(NamedTuple):
     """The run ended; ``result`` is the final answer text.
 
     ``reason`` is ``complete`` (the model answered without tools),
@@ -217,8 +215,7 @@ class Done:
     usage: Usage
 
 
-@dataclass(frozen=True, slots=True)
-class Error:
+class Error(NamedTuple):
     """The run failed; ``error`` is the typed exception, ``message`` its text."""
 
     error: BaseException

@@ -20,6 +20,7 @@ A process is trusted for its workspace when, in this order:
 from __future__ import annotations
 
 from pathlib import Path
+from typing import NamedTuple
 
 from reasonix.config.trust_store import (
     TRUST_ENV,
@@ -46,9 +47,10 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
-class TrustItem:
-    """One thing a workspace declares that takes effect only with trust."""
+class TrustItem(NamedTuple):
+    """One thing a workspace declares that takes effect only with trust (an immutable
+    record, a :class:`typing.NamedTuple`: loading config defines it before every first
+    request)."""
 
     kind: str  # "hook" | "mcp" | "provider" | "permissions" | "sandbox" | "serve"
     text: str  # what it is and what it would do, one line

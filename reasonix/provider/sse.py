@@ -25,16 +25,16 @@ exactly CR, LF and CRLF) and one decode per line, never a Python loop per byte.
 
 from __future__ import annotations
 
-from reasonix.lazy import dataclass
+from typing import NamedTuple
 
 __all__ = ["SSEDecoder", "ServerSentEvent"]
 
 _BOM = b"\xef\xbb\xbf"
 
 
-@dataclass(slots=True)
-class ServerSentEvent:
-    """One dispatched event.
+class ServerSentEvent(NamedTuple):
+    """One dispatched event (an immutable record: a :class:`typing.NamedTuple`, cheap to
+    define on the start-up path, no ``__dict__`` per event).
 
     ``event`` is the type ("message" when no ``event:`` field was given),
     ``id`` the last event id in effect, ``retry`` the reconnection time in ms

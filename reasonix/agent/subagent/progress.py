@@ -13,8 +13,6 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from reasonix.lazy import replace
-
 from ..events import Event, SubagentProgress
 from ..telemetry import estimate_cost
 
@@ -83,4 +81,4 @@ class ProgressReporter:
     def relay(self, event: SubagentProgress) -> None:
         """Pass a nested child's progress up, under the parent's tool call that holds it."""
         if self.emit is not None:
-            self.emit(replace(event, call_id=self.call_id))
+            self.emit(event._replace(call_id=self.call_id))
