@@ -29,11 +29,13 @@ def walk_files(
     *,
     skip_hidden: bool = True,
     skip_dirs: frozenset[str] = frozenset(),
+    max_depth: int | None = None,
 ) -> Iterator[str]:
     """Yield files under ``root`` depth-first, names sorted, ignore rules applied.
 
     ``include`` sees the path relative to ``root``; ``forbidden`` the absolute
-    path (a forbidden directory is pruned whole).
+    path (a forbidden directory is pruned whole). ``max_depth``: files at most
+    that many levels down (1: directly in ``root``); deeper folders are not opened.
     """
     prefix_len = len(root) + (0 if root.endswith("/") else 1)
     stack: list[tuple[Iterator[os.DirEntry[str]], IgnoreStack]] = []
@@ -68,6 +70,8 @@ def walk_files(
         if forbidden is not None and forbidden(path):
             continue
         if is_dir:
+            if max_depth is not None and len(stack) >= max_depth:
+                continue  # nothing below can be yielded: not even listed
             child = _open_dir(path, ignores)
             if child is not None:
                 stack.append(child)

@@ -21,7 +21,7 @@ from reasonix.tool.builtin._search_common import (
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["MAX_RESULTS", "TOOL", "glob"]
+__all__ = ["MAX_RESULTS", "TOOL", "glob", "literal_needs", "max_depth"]
 
 MAX_RESULTS = 100  # newest first, so the cut drops the least relevant files
 
@@ -114,81 +114,168 @@ def glob(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
 def _match(
     root: str, rest: str, ctx: ToolContext, hidden: Callable[[str], bool] | None
 ) -> list[tuple[float, str]]:
-    names, lead = _candidates(root, ctx, hidden)
-    # The pattern is matched on each name as listed, its common start included: a
-    # C-level filter over 100,000 names, and no per-name slicing or joining.
-    rx = _compile(rest)
-    full = re.compile(re.escape(lead) + "(?:" + rx.pattern + ")", rx.flags)
+    """(mtime, path) of every listed file under ``root`` that ``rest`` matches."""
+    from reasonix.which import which
+
     base = root if root.endswith("/") else root + "/"
+    choice = str(ctx.extra.get("grep_engine", "auto"))  # one switch for both searches
+    rg = which("rg") if choice in ("auto", "rg") else None
     found: list[tuple[float, str]] = []
-    for name in filter(full.fullmatch, names):
-        path = base + name[len(lead) :]
-        if hidden is not None and hidden(path):
-            continue  # the walker prunes forbidden folders; ripgrep's listing is filtered here
-        try:
-            mtime = os.stat(path).st_mtime
-        except OSError:
-            continue
-        found.append((mtime, path))
+    if rg is not None:
+        # ripgrep's listing (``./`` + the relative path; a big tree is listed several
+        # times faster), read while it is written: the matching and the stat of each
+        # match overlap the walk instead of following it.
+        take = _selector(rest, "./", base, hidden, found)
+        if _rg_files(rg, root, ctx, max_depth(rest), take):
+            return found
+        found.clear()  # it could not run or failed part-way: the walker answers alone
+    from reasonix.tool.builtin._walk import walk_files  # on use only (loads _gitignore)
+
+    walk = walk_files(
+        root, ctx.cancel, None, hidden,
+        skip_hidden=False, skip_dirs=HEAVY_DIRS, max_depth=max_depth(rest),
+    )  # fmt: skip
+    _selector(rest, base, base, hidden, found)(list(walk))
     return found
 
 
-def _candidates(
-    root: str, ctx: ToolContext, hidden: Callable[[str], bool] | None
-) -> tuple[list[str], str]:
-    """Every file under ``root`` the walk would visit, and the start every name has:
-    ripgrep's listing (``./`` + the relative path) when it is installed (a big tree is
-    listed several times faster), else our walker's (absolute paths)."""
-    from reasonix.which import which
+def _selector(
+    rest: str,
+    lead: str,
+    base: str,
+    hidden: Callable[[str], bool] | None,
+    found: list[tuple[float, str]],
+) -> Callable[[list[str]], None]:
+    """A function that adds the (mtime, path) of each listed name ``rest`` matches to
+    ``found``; every name starts with ``lead`` (``./`` or ``base``), the file is at
+    ``base`` + the rest of its name. Only the matches are stat'ed."""
+    rx = _compile(rest)
+    # The pattern is matched on each name as listed, its common start included: a
+    # C-level filter, and no per-name slicing or joining.
+    full = re.compile(re.escape(lead) + "(?:" + rx.pattern + ")", rx.flags).fullmatch
+    needs, ends = literal_needs(rest)
+    cut = len(lead)
 
-    choice = str(ctx.extra.get("grep_engine", "auto"))  # one switch for both searches
-    rg = which("rg") if choice in ("auto", "rg") else None
-    if rg is not None:
-        listed = _rg_files(rg, root, ctx)
-        if listed is not None:
-            return listed, "./"
-    from reasonix.tool.builtin._walk import walk_files  # on use only (loads _gitignore)
+    def take(names: list[str]) -> None:
+        # Cheap necessary tests first (a substring, a suffix): on a deep pattern they
+        # leave a tenth of the names to the regex.
+        for piece in needs:
+            names = [n for n in names if piece in n]
+        if ends:
+            names = [n for n in names if n.endswith(ends)]
+        for name in filter(full, names):
+            path = base + name[cut:]
+            if hidden is not None and hidden(path):
+                continue  # the walker prunes forbidden folders; ripgrep's listing is filtered here
+            try:
+                found.append((os.stat(path).st_mtime, path))
+            except OSError:
+                continue
 
-    walk = walk_files(root, ctx.cancel, None, hidden, skip_hidden=False, skip_dirs=HEAVY_DIRS)
-    return list(walk), root if root.endswith("/") else root + "/"
+    return take
+
+
+def literal_needs(rest: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """What every name a pattern matches must hold, for a test cheaper than its regex:
+    substrings (``/seg/`` for each literal middle segment) and the suffixes one of
+    which ends it (the literal tail of the last segment). A name is listed as a lead
+    ending in ``/`` and the path relative to it. Empty when nothing is certain (a
+    ``[...]`` class or a ``\\`` escape may span or change a segment)."""
+    from reasonix.tool.builtin._gitignore import expand_braces  # on use only
+
+    common: set[str] | None = None
+    ends: list[str] = []
+    for alt in expand_braces(rest):
+        if "[" in alt or "\\" in alt:
+            return (), ()
+        *dirs, last = alt.split("/")
+        have = {"/" + d + "/" for d in dirs if d and not _MAGIC.search(d)}
+        common = have if common is None else common & have
+        tail = last[max(last.rfind("*"), last.rfind("?")) + 1 :]
+        if tail == last:  # a literal file name: the whole last segment
+            tail = "/" + last
+        ends.append(tail)
+    # one alternative without a tail leaves the suffix test nothing certain to test
+    suffixes = tuple(sorted(set(ends))) if all(ends) else ()
+    return tuple(sorted(common or ())), suffixes
+
+
+def max_depth(rest: str) -> int | None:
+    """How deep a match of ``rest`` can lie below its root (1: directly in it); None
+    when unbounded (``**``) or uncertain (a ``[...]`` class may match ``/``)."""
+    from reasonix.tool.builtin._gitignore import expand_braces  # on use only
+
+    if "**" in rest or "[" in rest or "\\" in rest:
+        return None
+    return max(alt.count("/") + 1 for alt in expand_braces(rest))
 
 
 # ripgrep pinned to the walker's rules (see _grep_rg): .gitignore without a repo, no
 # global or config ignores, hidden files listed, symlinks not followed.
 _RG_FILES = ("--files", "--null", "--hidden", "--no-config", "--no-require-git",
              "--no-ignore-global", "--no-ignore-exclude", "--no-messages")  # fmt: skip
+_CHUNK = 1 << 18
 
 
-def _rg_files(rg: str, root: str, ctx: ToolContext) -> list[str] | None:
-    """The files ripgrep lists under ``root`` (as ``./name``), heavy directories left out;
-    None when it could not run. (No ``--glob`` of the pattern: ripgrep lets a matching
-    glob override the ignore files.)"""
+def _walkers() -> int:
+    """ripgrep's walker threads: one core is left to the reader, which matches and stats
+    the names as they come (on two cores two walkers spent half again the CPU of one, in
+    lock waits, and finished no sooner under load)."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not on every platform
+        cores = os.cpu_count() or 1
+    return max(1, cores - 1)
+
+
+def _rg_files(
+    rg: str, root: str, ctx: ToolContext, depth: int | None, take: Callable[[list[str]], None]
+) -> bool:
+    """Pass the files ripgrep lists under ``root`` (as ``./name``; heavy directories and
+    anything deeper than ``depth`` not entered) to ``take``, a batch at a time as they
+    arrive; False when it could not run or failed. (No ``--glob`` of the pattern:
+    ripgrep lets a matching glob override the ignore files.)"""
     import subprocess
 
     env = dict(os.environ)
     env.pop("RIPGREP_CONFIG_PATH", None)
-    heavy = "--glob=!{" + ",".join(sorted(HEAVY_DIRS)) + "}/"  # not even entered; one glob
-    argv = [rg, *_RG_FILES, heavy, "--", "."]
+    # not even entered; one literal glob each (a literal name is a hash lookup for
+    # ripgrep's glob set, a "{a,b}" alternation a regex)
+    argv = [rg, *_RG_FILES, *(f"--glob=!{name}/" for name in sorted(HEAVY_DIRS))]
+    argv.append(f"--threads={_walkers()}")
+    if depth is not None:
+        argv.append(f"--max-depth={depth}")  # nothing deeper can match: not walked
+    argv += ["--", "."]
     try:
         proc = subprocess.Popen(
             argv, cwd=root,  # short names: less to decode
             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env,
         )  # fmt: skip
     except OSError:
-        return None
+        return False
+    out = proc.stdout
+    assert out is not None  # stdout=PIPE
     unregister = ctx.cancel.on_cancel(proc.kill)
     try:
-        out, _ = proc.communicate()
+        fd = out.fileno()
+        tail = b""
+        while chunk := os.read(fd, _CHUNK):
+            cut = chunk.rfind(b"\0")
+            if cut < 0:
+                tail += chunk
+                continue
+            # one decode per batch, not one per file; names are NUL-terminated
+            take(os.fsdecode(tail + chunk[:cut]).split("\0"))
+            tail = chunk[cut + 1 :]
+        if tail:
+            take([os.fsdecode(tail)])
     finally:
         unregister()
+        out.close()  # on an early exit ripgrep stops at its next write
+        proc.wait()
     if ctx.cancel.cancelled:
         raise Cancelled(ctx.cancel.reason or "cancelled")
-    if proc.returncode not in (0, 1):  # 1: nothing listed
-        return None
-    names = os.fsdecode(out).split("\0")  # one decode, not one per file
-    if names and not names[-1]:
-        names.pop()  # after the last NUL
-    return names
+    return proc.returncode in (0, 1)  # 1: nothing listed
 
 
 TOOL = FunctionTool(name="glob", description=DESCRIPTION, schema=SCHEMA, fn=glob, read_only=True)
