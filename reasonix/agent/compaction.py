@@ -306,7 +306,11 @@ def load_projection(records: Sequence[Mapping[str, Any]]) -> Projection:
     """Build the projection of a whole transcript: the last valid checkpoint applies."""
     checkpoint = Checkpoint(0, -1, "")
     failures: dict[int, tuple[str, str]] = {}
-    for rec in records:
+    # A session's records know where their checkpoints and failure notes are
+    # (RecordView.positions): a long session is not walked for the few there are.
+    find = getattr(records, "positions", None)
+    for i in find((CHECKPOINT, COMPACTION)) if find is not None else range(len(records)):
+        rec = records[i]
         cp = parse_checkpoint(rec)
         if cp is not None:
             checkpoint = cp
@@ -321,7 +325,10 @@ def load_projection(records: Sequence[Mapping[str, Any]]) -> Projection:
                 digest=True,
             )
         )
-    for i, rec in enumerate(records):
+    # Records the checkpoint covers add nothing (``_add``): only those after it are visited,
+    # so a resumed long session reads back none of what its digest replaced.
+    for i in range(max(0, checkpoint.covers_through + 1), len(records)):
+        rec = records[i]
         if rec.get("type") not in (CHECKPOINT, COMPACTION):
             view._add(i, rec)
     view.seen = len(records)

@@ -8,9 +8,10 @@ nothing that changes per turn (dates, times, git status) belongs here.
 
 from __future__ import annotations
 
+import itertools
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 __all__ = [
@@ -88,7 +89,7 @@ def system_prompt(workspace: Path, extra_dirs: Sequence[Path] = (), base: str = 
     return valid_text((base or BASE_PROMPT) + "\n\n" + environment_summary(workspace, extra_dirs))
 
 
-def skills_update(index: str, sent: Sequence[str]) -> str:
+def skills_update(index: str, sent: Iterable[str]) -> str:
     """The skill index for the next user turn of a continued session, or "".
 
     The first user turn carries the index the session started with and is never
@@ -96,14 +97,17 @@ def skills_update(index: str, sent: Sequence[str]) -> str:
     differ (a skill added, removed or described anew before ``run -c``), the
     model learns it from a new index at the head of the next user message;
     ``sent`` is the text of the user messages already sent (none: a fresh
-    session, whose first turn carries the index anyway).
+    session, whose first turn carries the index anyway), read only until one
+    holds the index (a long session's are not all read).
     """
-    if not index or not sent:
+    texts = iter(sent)
+    first = next(texts, None) if index else None
+    if first is None:
         return ""
     head = "<skills>\n"
     note = "The skills changed since this session started; this list replaces the earlier one.\n"
     update = index.replace(head, head + note, 1) if index.startswith(head) else index
-    if any(index in text or update in text for text in sent):
+    if any(index in text or update in text for text in itertools.chain((first,), texts)):
         return ""  # the model has this list (first turn, or an update sent before)
     return update
 

@@ -20,15 +20,22 @@ dead process is taken over.
 from __future__ import annotations
 
 import contextlib
-import itertools
 import json
 import os
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, overload
+from typing import TYPE_CHECKING, Any
 
 from reasonix.agent.compaction import CHECKPOINT, message_from_record, parse_checkpoint
+from reasonix.agent.lazy_records import (
+    LAZY_BYTES,
+    LazyRecord,
+    MessageLog,
+    RecordSource,
+    RecordView,
+    loads_line,
+)
 from reasonix.agent.lease import Lease
 from reasonix.config.paths import sessions_dir
 from reasonix.config.safe_read import TRANSCRIPT_LIMIT, open_regular
@@ -51,6 +58,7 @@ __all__ = [
     "latest_session",
     "list_sessions",
     "make_title",
+    "open_records",
     "read_records",
     "record_problem",
 ]
@@ -111,6 +119,11 @@ def _complete_lines(path: Path) -> Iterator[bytes]:
             yield raw
 
 
+def _kind(rec: dict[str, Any]) -> str:
+    kind = rec.get("type")
+    return kind if isinstance(kind, str) else ""  # a record of another layer, any shape
+
+
 def _is_str(value: Any, optional: bool = True) -> bool:
     return isinstance(value, str) or (optional and value is None)
 
@@ -136,11 +149,12 @@ def _message_problem(body: Any) -> str | None:
     if not isinstance(calls, list):
         return "message field 'tool_calls' is not a list"
     for call in calls:
-        if not isinstance(call, dict) or not all(
-            isinstance(call.get(k), str) for k in ("id", "name")
-        ):
+        if not isinstance(call, dict):
             return "a tool call without a text id and name"
-        if not _is_str(call.get("arguments")):
+        if not (isinstance(call.get("id"), str) and isinstance(call.get("name"), str)):
+            return "a tool call without a text id and name"
+        args = call.get("arguments")
+        if args is not None and not isinstance(args, str):
             return "tool call arguments are not text"
     return None
 
@@ -183,13 +197,41 @@ def read_records(path: Path, damaged: list[str] | None = None) -> list[dict[str,
     (so the indexes checkpoints refer to stay put). Each is described in
     ``damaged`` when given, as "line N: problem".
     """
+    return _read(path, damaged, None)
+
+
+def open_records(path: Path, damaged: list[str] | None = None) -> list[dict[str, Any]]:
+    """The records of :func:`read_records` as a session holds them (:meth:`Session.open`).
+
+    A ``message`` record whose line is longer than ``LAZY_BYTES`` is a
+    :class:`~reasonix.agent.lazy_records.LazyRecord`: equal to the parsed
+    record, read back from the file when more than its type is asked for.
+    """
+    return _read(path, damaged, RecordSource(path))
+
+
+def _read(
+    path: Path,
+    damaged: list[str] | None,
+    source: RecordSource | None,
+    kinds: dict[str, list[int]] | None = None,
+) -> list[dict[str, Any]]:
+    """:func:`read_records`; with ``source``, large message records stay in the file.
+
+    Each line is parsed (to check it and to number the records as before)
+    and, when long, dropped at once for a :class:`LazyRecord`, so the memory
+    of a resume does not grow with the transcript.
+    """
     out: list[dict[str, Any]] = []
     problems: list[str] = []
+    at = 0  # byte offset of the line
     for number, raw in enumerate(_complete_lines(path), start=1):
+        start, size = at, len(raw)
+        at += size
         if raw[:1] != b"{" and not raw.strip():  # strip() would copy every line
             continue
         try:
-            rec = json.loads(raw)
+            rec = loads_line(raw)
         except (ValueError, RecursionError):
             problems.append(f"line {number}: not JSON")  # must not make the session unloadable
             continue
@@ -200,6 +242,12 @@ def read_records(path: Path, damaged: list[str] | None = None) -> list[dict[str,
         if problem is not None:
             problems.append(f"line {number}: {problem}")
             rec = {"type": "damaged", "line": number, "problem": problem}
+        elif source is not None and size > LAZY_BYTES and rec["type"] == "message":
+            body = rec.get("message")  # the nested form we write; a flat one stays parsed
+            if isinstance(body, dict):
+                rec = LazyRecord(source, start, size, body["role"])  # checked above
+        if kinds is not None:  # the record numbers of each type (checked: a text type)
+            kinds.setdefault(rec["type"], []).append(len(out))
         out.append(rec)
     if damaged is not None:
         damaged.extend(problems)
@@ -285,41 +333,6 @@ def find_session(workspace: Path, query: str) -> Path:
 # -- the session ---------------------------------------------------------------
 
 
-class RecordView(Sequence[dict[str, Any]]):
-    """A read-only snapshot of a session's records, made in constant time.
-
-    A session only ever appends, so the first ``n`` records of its list never
-    change: the view keeps the list and the length it had, and never copies
-    (a copy per turn would make each turn cost more than the one before).
-    """
-
-    __slots__ = ("_items", "_n")
-
-    def __init__(self, items: list[dict[str, Any]], n: int) -> None:
-        self._items, self._n = items, n
-
-    def __len__(self) -> int:
-        return self._n
-
-    @overload
-    def __getitem__(self, index: int) -> dict[str, Any]: ...
-    @overload
-    def __getitem__(self, index: slice) -> list[dict[str, Any]]: ...
-    def __getitem__(self, index: int | slice) -> dict[str, Any] | list[dict[str, Any]]:
-        if isinstance(index, slice):
-            return self._items[: self._n][index]
-        if not -self._n <= index < self._n:
-            raise IndexError("record index out of range")
-        return self._items[index if index >= 0 else self._n + index]
-
-    def __iter__(self) -> Iterator[dict[str, Any]]:
-        return itertools.islice(self._items, self._n)
-
-    def __reversed__(self) -> Iterator[dict[str, Any]]:
-        items = self._items
-        return (items[i] for i in range(self._n - 1, -1, -1))
-
-
 class Session:
     """One conversation's transcript, open for appending by this process.
 
@@ -327,16 +340,29 @@ class Session:
     both hold the lease until :meth:`close`.
     """
 
-    def __init__(self, path: Path, records: list[dict[str, Any]], lease: Lease) -> None:
+    def __init__(
+        self,
+        path: Path,
+        records: list[dict[str, Any]],
+        lease: Lease,
+        kinds: dict[str, list[int]] | None = None,
+    ) -> None:
         self.path = path
         self.id = path.stem
         self.notices: list[str] = []  # what loading had to skip, for the frontend to show
         self._records = records
-        # The latest title, kept as records arrive: the first user message of
-        # every turn asks for it, and a scan would grow with the session.
-        self._title = next(
-            (str(r.get("title", "")) for r in reversed(records) if r.get("type") == "title"), ""
-        )
+        self._checked = len(records)  # records read from the file: each passed record_problem
+        self._source: RecordSource | None = None  # where its lazy records are read back from
+        # The record numbers of each type, kept as records arrive (``kinds``: as the
+        # reader found them): the title, the tools, the pins and the checkpoints are
+        # found without a walk over a long session's records.
+        if kinds is None:
+            kinds = {}
+            for i, rec in enumerate(records):
+                kinds.setdefault(_kind(rec), []).append(i)
+        self._kinds = kinds
+        titles = kinds.get("title")
+        self._title = str(records[titles[-1]].get("title", "")) if titles else ""
         self._lease = lease
         self._fh: BinaryIO | None = path.open("ab")
         self._synced = False  # True while nothing was appended since the last sync()
@@ -374,7 +400,11 @@ class Session:
         try:
             _repair_tail(path)
             damaged: list[str] = []
-            session = cls(path, read_records(path, damaged), lease)
+            source = RecordSource(path)
+            kinds: dict[str, list[int]] = {}
+            records = _read(path, damaged, source, kinds)  # large ones stay on disk
+            session = cls(path, records, lease, kinds)
+            session._source = source
             if damaged:
                 session.notices.append(damage_notice(path, damaged))
             return session
@@ -399,6 +429,7 @@ class Session:
         self._synced = False
         self._fh.write(data)  # one write: a kill tears at most this line
         self._fh.flush()
+        self._kinds.setdefault(_kind(record), []).append(len(self._records))
         self._records.append(record)
         if record.get("type") == "title":
             self._title = str(record.get("title", ""))
@@ -444,6 +475,8 @@ class Session:
                     os.fsync(self._fh.fileno())
             self._fh.close()
             self._fh = None
+        if self._source is not None:
+            self._source.close()
         self._lease.release()
 
     def __enter__(self) -> Session:
@@ -455,20 +488,37 @@ class Session:
     # -- reading --------------------------------------------------------------
     def records(self) -> RecordView:
         """Every record in order: a read-only snapshot (constant time; records are shared)."""
-        return RecordView(self._records, len(self._records))
+        return RecordView(self._records, len(self._records), self._kinds)
 
     def __len__(self) -> int:
         """The number of records."""
         return len(self._records)
 
     def iter_type(self, kind: str) -> Iterator[dict[str, Any]]:
-        """Records of one type, in order."""
-        return (r for r in self._records if r.get("type") == kind)
+        """Records of one type, in order (no walk over the others)."""
+        records = self._records
+        return (records[i] for i in self._kinds.get(kind, ()))
 
     def messages(self) -> list[Message]:
         """The canonical conversation: every ``message`` record, in order."""
         found = (message_from_record(r) for r in self.iter_type("message"))
         return [m for m in found if m is not None]
+
+    def message_log(self) -> MessageLog:
+        """The conversation as :meth:`messages` has it, each message built when read.
+
+        A resumed session's agent starts from this: the messages of records
+        read from the file are built on access (they passed the record check,
+        so each builds), those appended since are built now.
+        """
+        items: list[Message | dict[str, Any]] = []
+        for i in self._kinds.get("message", ()):
+            rec = self._records[i]
+            if i < self._checked:
+                items.append(rec)
+            elif (msg := message_from_record(rec)) is not None:
+                items.append(msg)
+        return MessageLog(items)
 
     @property
     def meta(self) -> dict[str, Any]:

@@ -272,6 +272,10 @@ class TokenCounter:
         self._unsettled: tuple[tuple[Message, ...], str, tuple[ToolSchema, ...], int] | None
         self._unsettled = None
         self._ratio = 1.0
+        # the last raw estimate made, and of what: the next report's request usually
+        # extends it, and only its new messages are walked (a turn costs the same late
+        # in a long session as early in a short one)
+        self._raw: tuple[tuple[Message, ...], str, tuple[ToolSchema, ...], int] | None = None
 
     @property
     def ratio(self) -> float:
@@ -306,7 +310,7 @@ class TokenCounter:
         if job is None:
             return
         sent, system, tools, reported = job
-        raw = estimate_request(system, sent, tools)  # outside the lock: it may take a while
+        raw = self._raw_estimate(sent, system, tools)  # outside the lock: it may take a while
         with self._lock:
             if self._unsettled is not job:
                 return  # a newer report (settled by whoever asks next) or a bump came first
@@ -315,6 +319,22 @@ class TokenCounter:
                 # Clamp: one odd report (e.g. a vendor counting cached tokens
                 # separately) must not make the estimator absurd.
                 self._ratio = min(_MAX_RATIO, max(_MIN_RATIO, reported / raw))
+
+    def _raw_estimate(
+        self, sent: tuple[Message, ...], system: str, tools: tuple[ToolSchema, ...]
+    ) -> int:
+        """``estimate_request(system, sent, tools)``, walking only what the last one did not.
+
+        The estimate is a sum over messages, so a request that extends the
+        last one estimated costs that one's figure plus its new messages'.
+        """
+        last = self._raw
+        if last is not None and last[1] == system and last[2] == tools and _extends(sent, last[0]):
+            raw = last[3] + estimate_messages(sent[len(last[0]) :])
+        else:
+            raw = estimate_request(system, sent, tools)
+        self._raw = (sent, system, tools, raw)
+        return raw
 
     @property
     def anchored(self) -> bool:
@@ -361,4 +381,7 @@ def _extends(messages: Sequence[Message], prefix: tuple[Message, ...]) -> bool:
     n = len(prefix)
     if len(messages) < n:
         return False
-    return all(a is b or a == b for a, b in zip(prefix, messages[:n], strict=True))
+    # Tuple equality tests each pair by identity first, then ==: the test above, in C
+    # (a walk in Python here grew every turn's cost with the length of the request).
+    head = messages[:n]
+    return prefix == (head if isinstance(head, tuple) else tuple(head))

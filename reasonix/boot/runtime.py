@@ -271,8 +271,8 @@ class Runtime:
             tools=tools,
         )
         agent.turn_notices = self.drift
-        sent = [m.content for m in agent.history if m.role.value == "user"]
-        agent.turn_prefix = skills_update(self.skill_index, sent)
+        # the user messages' texts, read until one holds the index (the others stay unread)
+        agent.turn_prefix = skills_update(self.skill_index, agent.history.contents("user"))
         agent.provider_name = resolved.provider.name  # usage records price by provider + model
         if self.options.child is None and self.run_budget.active:
             agent.before_request = self.run_budget.check(
@@ -365,8 +365,8 @@ class Runtime:
     # -- pins: items every later summary carries verbatim ------------------------------------
     def pins(self) -> list[str]:
         """The session's pinned items (the newest ``pins`` record; they survive resume)."""
-        for rec in reversed(self.session.records()):
-            if rec.get("type") == "pins" and isinstance(rec.get("items"), list):
+        for rec in reversed(list(self.session.iter_type("pins"))):  # no walk over the others
+            if isinstance(rec.get("items"), list):
                 return [str(i) for i in rec["items"]]
         return []
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, SupportsIndex
 
@@ -26,7 +26,7 @@ import reasonix.provider as provider_registry
 from reasonix.agent.context import ContextManager
 from reasonix.agent.lease import Lease
 from reasonix.agent.loop import Agent
-from reasonix.agent.session import Session, read_records
+from reasonix.agent.session import Session, open_records, read_records
 from reasonix.cancel import Cancel
 from reasonix.tool import Registry, ToolContext
 
@@ -79,11 +79,37 @@ class _CountingList(list[dict[str, Any]]):
         raise AssertionError("a transcript is append-only")
 
 
-def _per_turn_costs(path: Path, workspace: Path, turns: int = 4) -> list[tuple[int, int]]:
-    """(transcript bytes opened for reading, records visited) for each of ``turns`` turns."""
+def _ours(frame: Any) -> bool:
+    return frame is not None and str(frame.f_globals.get("__name__", "")).startswith("reasonix.")
+
+
+class _Calls:
+    """Calls reasonix code makes to reasonix functions while counting (a profile function).
+
+    Only those: the scripted provider deep-copies each request it is sent (the
+    test's cost, not the agent's: ``copy`` calls the dataclasses' ``__new__``),
+    and C functions are not counted.
+    """
+
+    count = 0
+
+    @classmethod
+    def profile(cls, frame: Any, event: str, arg: Any) -> None:
+        if event == "call" and _ours(frame) and _ours(frame.f_back):
+            cls.count += 1
+
+
+def _per_turn_costs(
+    path: Path, workspace: Path, turns: int = 4, reader: Callable[..., Any] = read_records
+) -> list[tuple[int, int, int]]:
+    """(transcript bytes opened for reading, records visited, Python calls) per turn.
+
+    ``reader`` makes the session's records: :func:`read_records` (all parsed) or
+    :func:`open_records` (as :meth:`Session.open` holds them, large ones in the file).
+    """
     lease = Lease(path.with_suffix(".lease"))
     lease.acquire(path.stem)
-    session = Session(path, _CountingList(read_records(path)), lease)
+    session = Session(path, _CountingList(reader(path)), lease)
     steps = []
     for _ in range(turns):  # a tool round and an answer per turn
         steps += [calls(("missing_tool", "{}")), text("done")]
@@ -96,29 +122,42 @@ def _per_turn_costs(path: Path, workspace: Path, turns: int = 4) -> list[tuple[i
     _Reads.watched = {str(path), str(path.resolve())}
     try:
         for i in range(turns):
-            _Reads.bytes, _CountingList.visits = 0, 0
-            for _event in agent.run(f"next step {i}", Cancel()):
-                pass
-            out.append((_Reads.bytes, _CountingList.visits))
+            _Reads.bytes, _CountingList.visits, _Calls.count = 0, 0, 0
+            sys.setprofile(_Calls.profile)
+            try:
+                for _event in agent.run(f"next step {i}", Cancel()):
+                    pass
+            finally:
+                sys.setprofile(None)
+            out.append((_Reads.bytes, _CountingList.visits, _Calls.count))
     finally:
         _Reads.watched = set()
         session.close()
     return out
 
 
+@pytest.mark.parametrize("reader", [read_records, open_records])
 @pytest.mark.parametrize("long_turns", [300])
 def test_a_turn_late_in_a_long_session_costs_what_an_early_one_does(
-    tmp_path: Path, workspace: Path, long_turns: int
+    tmp_path: Path, workspace: Path, long_turns: int, reader: Callable[..., Any]
 ) -> None:
-    short = write_long_session(workspace, 10, bytes_per_turn=2000, root=tmp_path / "short")
-    long = write_long_session(workspace, long_turns, bytes_per_turn=2000, root=tmp_path / "long")
+    # 9 kB of tool output a turn: one result in three is long enough to be a lazy
+    # record (open_records) and to be pruned
+    short = write_long_session(workspace, 10, bytes_per_turn=9000, root=tmp_path / "short")
+    long = write_long_session(workspace, long_turns, bytes_per_turn=9000, root=tmp_path / "long")
     assert len(read_records(long)) > 10 * len(read_records(short))  # the sizes differ a lot
-    early = _per_turn_costs(short, workspace)
-    late = _per_turn_costs(long, workspace)
+    early = _per_turn_costs(short, workspace, turns=5, reader=reader)
+    late = _per_turn_costs(long, workspace, turns=5, reader=reader)
     # The transcript is never read back during a turn, and each turn visits the
     # same number of records however many came before it.
-    assert [b for b, _ in late] == [0] * len(late)
-    assert late == early, (early, late)
+    assert [b for b, _, _ in late] == [0] * len(late)
+    assert [c[:2] for c in late] == [c[:2] for c in early], (early, late)
+    # Nor does a turn walk the conversation the context holds (the long session's holds
+    # more messages): once the first turns made the one estimate of the whole request a
+    # resumed session needs, a turn makes the calls it makes in the short session (give
+    # or take the few a text's words cost to estimate).
+    for (_, _, short_calls), (_, _, long_calls) in zip(early[2:], late[2:], strict=True):
+        assert long_calls <= short_calls + 16, (early, late)
 
 
 def test_the_title_is_known_without_a_walk(tmp_path: Path, workspace: Path) -> None:

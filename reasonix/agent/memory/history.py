@@ -21,6 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from reasonix.agent.lazy_records import LazyRecord
 from reasonix.agent.memory.bm25 import tokenize
 from reasonix.agent.memory.history_index import Doc, TranscriptIndex, message_text, search
 from reasonix.agent.session import read_records
@@ -179,7 +180,14 @@ class HistorySource:
     def documents(self, scope: str) -> list[Doc]:
         """Every searchable message of ``scope`` (session | project | global)."""
         with self._lock:
-            return [d for ix in self._indexes(scope) for d in ix.docs]
+            docs = [d for ix in self._indexes(scope) for d in ix.docs]
+        return [d if d.text else Doc(d.session, d.index, d.role, self.text_of(d)) for d in docs]
+
+    def text_of(self, doc: Doc) -> str:
+        """The text of ``doc``; one a resumed session left on disk is read back now."""
+        if doc.text:
+            return doc.text
+        return message_text(self.records_of(doc.session)[doc.index]) or ""
 
     def records_of(self, session: str) -> Sequence[Mapping[str, Any]]:
         """The records of one session by id (live one first)."""
@@ -215,7 +223,7 @@ def history_tool(source: HistorySource) -> FunctionTool:
         terms = set(tokenize(query))
         lines = []
         for d in source.search(query, str(args["scope"]), int(args["limit"])):
-            lines.append(f"{d.session}#{d.index} [{d.role}] {_snippet(d.text, terms)}")
+            lines.append(f"{d.session}#{d.index} [{d.role}] {_snippet(source.text_of(d), terms)}")
         return "\n".join(lines) if lines else "(no matches)"
 
     return FunctionTool(
@@ -253,7 +261,10 @@ def _around(source: HistorySource, hit: str, window: int) -> str:
     records = source.records_of(session)
     center = int(index_text)
     window = max(1, min(window, _AROUND_MAX))
-    positions = [i for i, r in enumerate(records) if message_text(r) is not None]
+    # a lazy record is a message record (read back only for the lines shown)
+    positions = [
+        i for i, r in enumerate(records) if isinstance(r, LazyRecord) or message_text(r) is not None
+    ]
     if center not in positions:
         raise ToolError(f"{hit} is not a message record")
     at = positions.index(center)

@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
+from reasonix.agent.lazy_records import LazyRecord
 from reasonix.agent.memory.bm25 import _CJK_RANGES, K1, B, tokenize
 
 __all__ = ["Doc", "TranscriptIndex", "message_text", "search", "term_counts"]
@@ -145,7 +146,10 @@ class TranscriptIndex:
                 continue
             counts, length = term_counts(text)
             doc = len(self.docs)
-            self.docs.append(Doc(self.session, i, str(rec["message"].get("role", "")), text))
+            # A message a resumed session left on disk keeps its text there (a hit's
+            # snippet reads it back): the index must not hold the transcript in memory.
+            kept = "" if isinstance(rec, LazyRecord) else text
+            self.docs.append(Doc(self.session, i, str(rec["message"].get("role", "")), kept))
             self.lengths.append(length)
             self.total += length
             for term, tf in counts.items():

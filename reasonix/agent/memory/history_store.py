@@ -27,6 +27,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from reasonix.agent.lazy_records import LazyRecord
 from reasonix.agent.memory.history_index import Doc, TranscriptIndex, message_text
 
 __all__ = ["SUFFIX", "index_path", "load", "save"]
@@ -120,9 +121,15 @@ def _parse(
         return None
     ix = TranscriptIndex(session)
     for index, role, length in head["docs"]:
-        text = message_text(records[index]) if index < consumed else None
-        if not text or not isinstance(length, int):
+        rec = records[index] if index < consumed else None
+        if not isinstance(length, int):
             return None
+        text = ""  # a message left on disk is read back when a hit shows it
+        if not isinstance(rec, LazyRecord):
+            found = message_text(rec) if rec is not None else None
+            if not found:
+                return None
+            text = found
         ix.docs.append(Doc(session, index, str(role), text))
         ix.lengths.append(length)
     ix.total = sum(ix.lengths)
