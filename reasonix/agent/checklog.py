@@ -33,6 +33,7 @@ class Turn:
     before: str = ""
     after: str = ""
     too_big: list[str] = field(default_factory=list)
+    paths: list[str] | None = None  # recorded from these files alone (None: the whole tree)
 
 
 def parse_record(line: str) -> dict[str, Any] | None:
@@ -104,6 +105,8 @@ def turns_of(recs: list[dict[str, Any]], session: str, depth: int = 0) -> list[T
         elif kind == "before" and n in own:
             own[n].before = str(rec.get("commit", ""))
             own[n].too_big = list(rec.get("too_big", []))
+            paths = rec.get("paths")
+            own[n].paths = [str(p) for p in paths] if isinstance(paths, list) else None
         elif kind == "after" and n in own:
             own[n].after = str(rec.get("commit", ""))
     return inherited + [own[k] for k in sorted(own)]

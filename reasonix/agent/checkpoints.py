@@ -33,7 +33,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import subprocess
 import threading
 import time
 from collections.abc import Callable
@@ -50,6 +49,7 @@ from reasonix.which import which
 if TYPE_CHECKING:
     from typing import Any
 
+    from reasonix.agent.snapedit import TrackedTurn
     from reasonix.agent.snaptree import Entries, StatCache
 
 __all__ = ["FILE_LIMIT", "CheckpointStore", "StaleTree", "Turn", "TurnRecorder"]
@@ -113,13 +113,17 @@ class CheckpointStore:
         )  # fmt: skip
         return env
 
-    def git(self, *args: str, data: bytes | None = None, work_tree: bool = True) -> bytes:
-        """Run git on the shadow repository; a failure is a SessionError."""
+    def git(self, *args: str, data: bytes | None = None, work_tree: bool = True,
+            codes: tuple[int, ...] = (0,)) -> bytes:  # fmt: skip
+        """Run git on the shadow repository; a failure (an exit code not in ``codes``)
+        is a SessionError."""
         env = self._env()
         if not work_tree:
             env.pop("GIT_WORK_TREE")
         if self._git is None:  # found once: each call would search PATH again
             self._git = which("git", path=env.get("PATH")) or "git"
+        import subprocess  # (with selectors and locale) not before a run's first request
+
         try:
             done = subprocess.run(
                 [self._git, "-c", "core.autocrlf=false", "-c", "core.quotepath=false", *args],
@@ -128,7 +132,7 @@ class CheckpointStore:
             )  # fmt: skip
         except (OSError, subprocess.TimeoutExpired) as exc:
             raise SessionError(f"checkpoint: git {args[0]} failed: {exc}") from None
-        if done.returncode != 0:
+        if done.returncode not in codes:
             why = done.stderr.decode("utf-8", "replace").strip().splitlines()
             raise SessionError(f"checkpoint: git {args[0]}: {why[-1] if why else done.returncode}")
         return done.stdout
@@ -140,12 +144,16 @@ class CheckpointStore:
                 with contextlib.suppress(OSError):
                     if not attributes.is_file():
                         attributes.parent.mkdir(parents=True, exist_ok=True)
+                        from reasonix.agent.snaptree import ATTRIBUTES
+
                         attributes.write_text(ATTRIBUTES)
                 self._attributed = True
             return
+        from reasonix.agent.snaptree import init_repository
+
         self.root.mkdir(parents=True, exist_ok=True)
         try:
-            _init_repository(self.git_dir, "\n".join(self._excludes()) + "\n")
+            init_repository(self.git_dir, "\n".join(self._excludes()) + "\n")
         except OSError as exc:
             raise SessionError(f"checkpoint: could not create the repository: {exc}") from None
 
@@ -238,6 +246,29 @@ class CheckpointStore:
                 self._tree = (index, tree) if index else None
             return tree, too_big
 
+    def latest_tree(self) -> str | None:
+        """The tree of the latest snapshot, None when there is none (or refs git keeps)."""
+        with self._lock:
+            self._ensure()
+        if not self._is_plain():
+            return None
+        try:
+            commit = (self.git_dir / "refs" / "reasonix" / "latest").read_text().strip()
+        except OSError:
+            return None
+        from reasonix.agent.snapedit import tree_of
+
+        return tree_of(self.git_dir, commit, self._cat) if commit else None
+
+    def read_tree(self, oid: str) -> bytes:
+        """A tree object's body (see :mod:`reasonix.agent.snapedit`)."""
+        from reasonix.agent.snapedit import read_object
+
+        return read_object(self.git_dir, "tree", oid, self._cat)
+
+    def _cat(self, kind: str, oid: str) -> bytes:
+        return self.git("cat-file", kind, oid, work_tree=False)
+
     def _index_id(self) -> tuple[object, ...]:
         """The index file's identity: git replaces the file whenever it writes it, and its
         last 20 bytes are the SHA-1 of everything before (coarse timestamps cannot fool it)."""
@@ -284,13 +315,13 @@ class CheckpointStore:
             commit = self.git("commit-tree", tree, "-m", message).decode().strip()
             self.git("update-ref", "refs/reasonix/latest", commit)
             return commit
-        from reasonix.agent.snaptree import write_object
+        from reasonix.agent.snaptree import set_ref, stamp, write_object
 
-        who = f"{_IDENT} {_stamp(time.time())}"
+        who = f"{_IDENT} {stamp(time.time())}"
         body = f"tree {tree}\nauthor {who}\ncommitter {who}\n\n{message}\n".encode()
         try:
             commit = write_object(self.git_dir, b"commit", body)
-            _set_ref(self.git_dir, "refs/reasonix/latest", commit)
+            set_ref(self.git_dir, "refs/reasonix/latest", commit)
         except OSError as exc:
             raise SessionError(f"checkpoint: could not record the snapshot: {exc}") from None
         return commit
@@ -346,56 +377,6 @@ class CheckpointStore:
         """The turns of ``session`` in order, including those inherited from the session a
         rewind copied it from (its ``fork`` record)."""
         return turns_of(records_of(self._log_text(), session), session)
-
-
-def _stamp(now: float) -> str:
-    """``<seconds> <+hhmm>`` as git writes a date: local offset, like ``commit-tree``."""
-    offset = time.localtime(now).tm_gmtoff or 0
-    sign = "-" if offset < 0 else "+"
-    hours, minutes = divmod(abs(offset) // 60, 60)
-    return f"{int(now)} {sign}{hours:02d}{minutes:02d}"
-
-
-_CONFIG = "[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = false\n"
-
-
-# Highest-precedence attributes: a workspace's .gitattributes may not rewrite what is stored.
-ATTRIBUTES = "* -text -eol -crlf -ident -filter -working-tree-encoding\n"
-
-
-def _init_repository(git_dir: Path, excludes: str) -> None:
-    """What git needs of a repository (SHA-1, loose refs: ``HEAD``, ``config``,
-    ``objects/``, ``refs/``), plus ``info/exclude`` and ``info/attributes``.
-
-    Written directly: a git process here cost more than the rest of a first
-    snapshot. ``HEAD`` is written last, so a half-made repository is made again.
-    The directories ``git init`` adds besides (``objects/pack``, ``refs/heads`` …)
-    git makes when it needs them; on a slow file system each costs as much as a blob.
-    """
-    for sub in ("objects", "refs", "info"):
-        (git_dir / sub).mkdir(parents=True, exist_ok=True)
-    (git_dir / "config").write_text(_CONFIG)
-    (git_dir / "info" / "exclude").write_text(excludes)
-    (git_dir / "info" / "attributes").write_text(ATTRIBUTES)
-    (git_dir / "HEAD").write_text("ref: refs/heads/master\n")
-
-
-def _set_ref(git_dir: Path, name: str, oid: str) -> None:
-    """Point a loose ref at ``oid`` through git's own ``<ref>.lock`` protocol."""
-    ref = git_dir / name
-    lock = ref.with_name(ref.name + ".lock")
-    ref.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # held: git is updating it
-    try:
-        try:
-            os.write(fd, f"{oid}\n".encode())
-        finally:
-            os.close(fd)
-        os.replace(lock, ref)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(lock)  # only a failure leaves the lock behind
-        raise
 
 
 class StaleTree(SessionError):
@@ -457,6 +438,8 @@ class TurnRecorder:
         self._last: tuple[str, int] = ("", 0)  # (session, number) of the turn begun last
         self._before: _Ahead | None = None  # the state the turn started from, being stored
         self._after: _Ahead | None = None  # the state after the last round of tools
+        self._tracked: TrackedTurn | None = None  # a turn recorded from its files alone
+        self._committed = ""  # the "before" tree of that turn last committed
         self.notices: list[str] = []
         self.off = ""  # why checkpoints are off for the rest of the session ("": on)
 
@@ -487,7 +470,8 @@ class TurnRecorder:
         # Only the lease holder writes a session's turns: after the first, this process
         # counts on instead of reading the whole project log again.
         self.store.settle()  # the last turn's end is recorded first
-        self._turn, self._before, self._after = None, None, None
+        self._turn, self._before, self._after, self._tracked = None, None, None, None
+        self._committed = ""
         if self.off:
             return
         last_session, last = self._last
@@ -501,16 +485,17 @@ class TurnRecorder:
         self._turn = Turn(session, number, records, title[:120], time.time())
         self._last = (session, number)
 
-    def tools_starting(self) -> None:
-        """A round of tool calls is about to run: prepare the "before" tree, once per turn."""
+    def tools_starting(self, full: bool = True) -> None:
+        """A round of tool calls is about to run: prepare the "before" tree, once per turn;
+        not when (``full`` False) every call of the round reads or names its file."""
         turn = self._turn
-        if turn is not None and not turn.before and self._before is None:
+        if full and turn is not None and not turn.before and self._before is None:
             self._before = _Ahead(self.store)
 
     def tools_done(self) -> None:
         """A round of tools ended: in a turn that wrote, prepare its "after" tree."""
         turn = self._turn
-        if turn is not None and turn.before and turn.before != "-":
+        if turn is not None and turn.before not in ("", "-") and self._tracked is None:
             self._drop_after()
             self._after = _Ahead(self.store)
 
@@ -520,28 +505,72 @@ class TurnRecorder:
             ahead.drop()
 
     def outside_change(self) -> None:
-        """Files may change outside a tool (a Stop hook): an "after" tree made before is stale."""
+        """Files may change outside a tool (a Stop hook): an "after" tree made before is
+        stale, and a turn recorded from its files becomes a full one."""
         self._drop_after()
+        if self._tracked is not None:
+            self.before_write()
 
-    def before_write(self) -> None:
-        """A tool that may change files is about to run: snapshot once per turn."""
+    def before_write(self, paths: list[Path] | None = None) -> None:
+        """A tool that may change files is about to run: snapshot once per turn.
+
+        ``paths``: the files the tool writes, when it names them
+        (:func:`~reasonix.agent.snapedit.write_targets`). While every write of a turn
+        does, the turn is recorded from those files alone (no scan of the tree); the
+        first that does not makes it a full one.
+        """
         self._drop_after()  # whatever it prepared, this write comes after it
         turn = self._turn
-        if turn is None or turn.before:
+        if turn is None or turn.before == "-" or (turn.before and self._tracked is None):
             return
-        ahead, self._before = self._before, None
         try:
-            tree, turn.too_big = ahead.take() if ahead is not None else self.store.tree()
-            turn.before = self.store.commit(tree, f"before turn {turn.number}")
-            rec = {"type": "before", "session": turn.session, "turn": turn.number,
-                   "commit": turn.before, "too_big": turn.too_big}  # fmt: skip
-            self.store.append(rec)
+            if paths is None or not self._track(turn, paths):
+                self._full_before(turn)
         except (SessionError, OSError) as exc:
-            turn.before = "-"  # the turn goes on without checkpoints, and so do the next
+            turn.before, self._tracked = "-", None  # no checkpoints for this turn or the next
             self._switch_off(exc)
-            return
-        if turn.too_big:
-            names = ", ".join(turn.too_big[:5])
+
+    def _track(self, turn: Turn, paths: list[Path]) -> bool:
+        """Record the files about to be written; False when the turn must be a full one."""
+        from reasonix.agent.snapedit import TrackedTurn, Untrackable
+
+        if self._before is not None:
+            return False  # a full "before" tree is being prepared: it is taken
+        tracked = self._tracked or TrackedTurn.start(self.store)
+        if tracked is None:
+            return False  # no snapshot yet to start from
+        try:
+            new, big = tracked.take(self.store, paths, FILE_LIMIT)
+        except (Untrackable, OSError):  # a file it cannot read now: the whole tree decides
+            return False
+        self._tracked = tracked
+        if not turn.before or tracked.before != self._committed:
+            turn.before = self.store.commit(tracked.before, f"before turn {turn.number}")
+            self._committed = tracked.before
+        elif not new:
+            return True
+        turn.too_big = [*turn.too_big, *big]
+        self._log_before(turn, tracked.names(), big)
+        return True
+
+    def _full_before(self, turn: Turn) -> None:
+        """The turn's "before" from the whole tree (prepared ahead, or now)."""
+        ahead, self._before = self._before, None
+        tracked, self._tracked = self._tracked, None
+        tree, turn.too_big = ahead.take() if ahead is not None else self.store.tree()
+        if tracked is not None:  # the files it wrote so far, as they were before the turn
+            tree = tracked.over(self.store.git_dir, self.store.read_tree, tree)
+        turn.before = self.store.commit(tree, f"before turn {turn.number}")
+        self._log_before(turn, None, turn.too_big)
+
+    def _log_before(self, turn: Turn, paths: list[str] | None, big: list[str]) -> None:
+        rec = {"type": "before", "session": turn.session, "turn": turn.number,
+               "commit": turn.before, "too_big": turn.too_big}  # fmt: skip
+        if paths is not None:  # recorded from these files alone (a killed turn's files)
+            rec["paths"] = paths
+        self.store.append(rec)
+        if big:  # named once, when first met
+            names = ", ".join(big[:5])
             self.notices.append(f"checkpoint: too big to keep (not restorable): {names}")
 
     def end(self) -> None:
@@ -553,6 +582,7 @@ class TurnRecorder:
         process's exit (the thread is not a daemon).
         """
         turn, self._turn = self._turn, None
+        tracked, self._tracked, self._committed = self._tracked, None, ""
         unused, ahead, self._after, self._before = self._before, self._after, None, None
         if unused is not None:  # a turn that never wrote: no git may outlive the turn
             unused.drop()  # nobody takes its tree: it stops once git has listed the files
@@ -560,13 +590,17 @@ class TurnRecorder:
         if turn is None or not turn.before or turn.before == "-":
             return
         self.store.finish_later(
-            lambda: self._record_after(turn, ahead), name="reasonix-checkpoint-end"
+            lambda: self._record_after(turn, ahead, tracked), name="reasonix-checkpoint-end"
         )
 
-    def _record_after(self, turn: Turn, ahead: _Ahead | None) -> None:
+    def _record_after(self, turn: Turn, ahead: _Ahead | None, tracked: TrackedTurn | None
+                      ) -> None:  # fmt: skip
         try:
             with short_slices():
-                tree, _ = ahead.take() if ahead is not None else self.store.tree()
+                if tracked is not None:  # the "before" tree with the turn's files as they are
+                    tree = tracked.after_tree(self.store, FILE_LIMIT)
+                else:
+                    tree, _ = ahead.take() if ahead is not None else self.store.tree()
                 after = self.store.commit(tree, f"after turn {turn.number}")
                 # Git reads both snapshots back (what a rewind does first): a repository
                 # damaged where our own writes do not look (HEAD, config, an old object)

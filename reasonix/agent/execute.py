@@ -27,10 +27,11 @@ from reasonix.provider.types import ToolCall
 from reasonix.tool import Registry, Tool, ToolContext, ToolResult
 
 from .events import ApprovalRequested, Event, Notice, SandboxEscape, ToolEnd, ToolStart
-from .ports import GateLike
 
 if TYPE_CHECKING:
     from typing import Any
+
+    from .ports import GateLike
 
 __all__ = ["EventApprover", "run_calls", "run_in_worker"]
 
@@ -296,8 +297,11 @@ def _admit(
         if self_gated and getattr(outcome, "decision", None) is Decision.ASK:
             extra["memory_rule"] = Decision.ASK
     recorder = ctx.extra.get("checkpoints") if ctx is not None else None
-    if recorder is not None and not _reads_only(tool, args):
-        recorder.before_write()  # /rewind: snapshot once, before the turn's first write
+    if ctx is not None and recorder is not None and not _reads_only(tool, args):
+        from .snapedit import write_targets  # the files it writes, when it names them
+
+        paths = write_targets(call.name, args, _base(ctx), ctx.extra.get("hooks"))
+        recorder.before_write(paths)  # /rewind: snapshot once, before the turn's first write
         for note in recorder.notices:
             emit(Notice("checkpoint", note))
         recorder.notices.clear()

@@ -53,7 +53,6 @@ from .budget import OutputBudget
 from .events import Done, Error, Event, Notice, StepStart, TextDelta, ToolEnd
 from .execute import EventApprover, run_in_worker
 from .nudge import ProgressWatch
-from .ports import ContextLike, GateLike
 from .prompt import valid_text
 from .session import Session
 from .stream import StreamCancelled, stream_reply
@@ -61,6 +60,7 @@ from .telemetry import Telemetry, usage_record
 
 if TYPE_CHECKING:  # the hook runner exists only when hooks are configured
     from .hooks import HookRunner
+    from .ports import ContextLike, GateLike
 
 __all__ = ["AUTO_MAX_STEPS", "Agent"]
 
@@ -138,7 +138,7 @@ class Agent:
             list(tools) if tools is not None else [ToolSchema(**s) for s in registry.schemas()]
         )
         self.telemetry = Telemetry()
-        self.history, self._watch = session.messages(), ProgressWatch()
+        self.history, self._watch = session.message_log(), ProgressWatch()
         self._pending: Message | None = None  # the new user message until the model takes it
         self._title = ""
         self._finish = ("", "")  # the last answer's finish reason and the vendor's detail
@@ -316,10 +316,11 @@ class Agent:
         return [self._pending] if self._pending is not None else []
 
     def _request(self, cancel: Cancel) -> Generator[Event, None, Request]:
-        messages = [*self.history, *self._pending_list()]
         if self.context is not None:  # the projection: checkpoints applied, maybe compacted
             messages = self.context.prepare(cancel, self._pending_list())
             yield from self._compaction_notice()
+        else:  # the whole history (built only here: most of a resumed one is still on disk)
+            messages = [*self.history, *self._pending_list()]
         yield from self._window_notice()
         max_tokens = self.budget.max_tokens(self._prompt_tokens) if self.budget else None
         return Request(
@@ -493,7 +494,10 @@ class Agent:
         recorder = self.tool_ctx.extra.get("checkpoints")
         if runnable:
             if recorder is not None:  # /rewind: the turn's "before" tree, made meanwhile
-                recorder.tools_starting()
+                from .snapedit import full_round  # a round that may write unnamed files
+
+                names = [c.name for c in runnable]
+                recorder.tools_starting(full_round(names, self.registry, self.tool_ctx.extra))
             ran = yield from run_in_worker(
                 runnable, self.registry, self.gate, self.tool_ctx, cancel, self.approver
             )

@@ -22,7 +22,7 @@ import contextlib
 import os
 import stat
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 from reasonix.agent.checkpoints import CheckpointStore, Turn
@@ -31,7 +31,8 @@ from reasonix.errors import SessionError, UsageError
 from reasonix.lazy import dataclass, field
 
 __all__ = [
-    "RewindResult", "agent_files", "put_back", "rewind", "turn_files", "undo", "write_back",
+    "RewindResult", "agent_changes", "agent_files", "put_back", "rewind", "turn_files", "undo",
+    "write_back",
 ]  # fmt: skip
 
 MODES = ("both", "code", "conversation", "fork")
@@ -75,14 +76,30 @@ def turn_files(store: CheckpointStore, turn: Turn) -> list[str]:
 
 def agent_files(store: CheckpointStore, turns: list[Turn], now: str) -> dict[str, str]:
     """Files the agent changed in ``turns`` -> the snapshot with its last agent-made state."""
+    return agent_changes(store, turns, now)[0]
+
+
+def agent_changes(store: CheckpointStore, turns: list[Turn], now: str
+                  ) -> tuple[dict[str, str], dict[str, str]]:  # fmt: skip
+    """Files the agent changed in ``turns`` -> (the snapshot with its last agent-made
+    state, the snapshot from before the first of ``turns`` that changed it).
+
+    A turn recorded from its files alone holds the rest of the tree as the snapshot
+    it started from had it; each file's own "before" is exact (read before the turn
+    first wrote it), so a file goes back to that."""
     last: dict[str, str] = {}
+    first: dict[str, str] = {}
     for t in turns:
         if not t.before or t.before == "-":
             continue
         after = t.after or now  # a killed turn: compare with now
-        for path in store.changed(t.before, after):
+        paths = store.changed(t.before, after)
+        if not t.after and t.paths is not None:  # its files only: the rest may be stale
+            paths = [p for p in paths if p in set(t.paths)]
+        for path in paths:
             last[path] = after
-    return last
+            first.setdefault(path, t.before)
+    return last, first
 
 
 LINK, EXECUTABLE = 0o120000, 0o100755  # git modes of a symlink, of an executable file
@@ -94,9 +111,10 @@ def write_back(store: CheckpointStore, workspace: Path, path: str, commit: str,
     put_back(store, workspace, [path], commit, result)
 
 
-def put_back(store: CheckpointStore, workspace: Path, paths: Iterable[str], commit: str,
-             result: RewindResult) -> None:  # fmt: skip
-    """Put ``paths`` under ``workspace`` back as they were in ``commit``: bytes and mode, a
+def put_back(store: CheckpointStore, workspace: Path, paths: Iterable[str],
+             commit: str | Mapping[str, str], result: RewindResult) -> None:  # fmt: skip
+    """Put ``paths`` under ``workspace`` back as they were in ``commit`` (or in the snapshot
+    ``commit`` maps each to): bytes and mode, a
     symlink as a symlink (its target, never the target's content), removed where no file
     was. A path whose bytes and mode already match is not rewritten (its mtime stays).
 
@@ -108,7 +126,7 @@ def put_back(store: CheckpointStore, workspace: Path, paths: Iterable[str], comm
     entries: dict[str, tuple[int, bytes] | None] = {}
     for path in paths:
         try:
-            entries[path] = store.entry(commit, path)
+            entries[path] = store.entry(commit if isinstance(commit, str) else commit[path], path)
         except SessionError as exc:  # a damaged store: never taken for "it did not exist"
             result.warnings.append(f"{path}: not restored: {exc}")
     gone = sorted((p for p, e in entries.items() if e is None), key=lambda p: (-p.count("/"), p))
@@ -230,7 +248,8 @@ def _replace(target: Path, make: Callable[[Path], None]) -> None:
     raise FileExistsError(f"no free temporary name beside {target.name}")
 
 
-def _restore(store: CheckpointStore, files: dict[str, str], target: str, now: str,
+def _restore(store: CheckpointStore, files: dict[str, str], target: str | Mapping[str, str],
+             now: str,
              result: RewindResult, compare: bool = True) -> None:  # fmt: skip
     if compare:
         for path, agent_state in sorted(files.items()):
@@ -257,13 +276,11 @@ def rewind(
         raise UsageError(f"no turn {to_turn}: this session has turns 1–{len(turns)}")
     result = RewindResult()
     undone = [t for t in turns if t.number >= to_turn]
-    saved, files = "", {}
+    saved, files = "", dict[str, str]()
     if mode in ("both", "code"):
         saved = _current(store)
-        files = agent_files(store, undone, saved)
-        target = next((t.before for t in undone if t.before and t.before != "-"), "")
-        if target:
-            _restore(store, files, target, saved, result)
+        files, targets = agent_changes(store, undone, saved)
+        _restore(store, files, targets, saved, result)
     if mode in ("both", "conversation", "fork"):
         records = read_records(session_path)
         cut = turns[to_turn - 1].records

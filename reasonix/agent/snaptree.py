@@ -43,12 +43,16 @@ from pathlib import Path
 from reasonix.digest import sha1_hex
 
 __all__ = [
+    "ATTRIBUTES",
     "NATIVE_BYTES",
     "NATIVE_FILES",
     "Entries",
     "StatCache",
     "Unwanted",
+    "init_repository",
     "native_tree",
+    "set_ref",
+    "stamp",
     "write_object",
 ]
 
@@ -188,3 +192,53 @@ def _write_tree(git_dir: Path, node: dict[bytes, object]) -> str:
             rows.append((name, mode + b" " + name + b"\0" + blob))
     rows.sort()
     return write_object(git_dir, b"tree", b"".join(row for _, row in rows))
+
+
+def stamp(now: float) -> str:
+    """``<seconds> <+hhmm>`` as git writes a date: local offset, like ``commit-tree``."""
+    offset = time.localtime(now).tm_gmtoff or 0
+    sign = "-" if offset < 0 else "+"
+    hours, minutes = divmod(abs(offset) // 60, 60)
+    return f"{int(now)} {sign}{hours:02d}{minutes:02d}"
+
+
+CONFIG = "[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = false\n"
+
+
+# Highest-precedence attributes: a workspace's .gitattributes may not rewrite what is stored.
+ATTRIBUTES = "* -text -eol -crlf -ident -filter -working-tree-encoding\n"
+
+
+def init_repository(git_dir: Path, excludes: str) -> None:
+    """What git needs of a repository (SHA-1, loose refs: ``HEAD``, ``config``,
+    ``objects/``, ``refs/``), plus ``info/exclude`` and ``info/attributes``.
+
+    Written directly: a git process here cost more than the rest of a first
+    snapshot. ``HEAD`` is written last, so a half-made repository is made again.
+    The directories ``git init`` adds besides (``objects/pack``, ``refs/heads`` …)
+    git makes when it needs them; on a slow file system each costs as much as a blob.
+    """
+    for sub in ("objects", "refs", "info"):
+        (git_dir / sub).mkdir(parents=True, exist_ok=True)
+    (git_dir / "config").write_text(CONFIG)
+    (git_dir / "info" / "exclude").write_text(excludes)
+    (git_dir / "info" / "attributes").write_text(ATTRIBUTES)
+    (git_dir / "HEAD").write_text("ref: refs/heads/master\n")
+
+
+def set_ref(git_dir: Path, name: str, oid: str) -> None:
+    """Point a loose ref at ``oid`` through git's own ``<ref>.lock`` protocol."""
+    ref = git_dir / name
+    lock = ref.with_name(ref.name + ".lock")
+    ref.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # held: git is updating it
+    try:
+        try:
+            os.write(fd, f"{oid}\n".encode())
+        finally:
+            os.close(fd)
+        os.replace(lock, ref)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(lock)  # only a failure leaves the lock behind
+        raise

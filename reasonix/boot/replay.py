@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 from reasonix.agent.checkpoints import CheckpointStore
 from reasonix.agent.events import ApprovalRequested, Error, StepStart, ToolEnd
 from reasonix.agent.replay import Divergence, Recording, ReplayProvider, compare_results
-from reasonix.agent.rewind import RewindResult, agent_files, put_back
+from reasonix.agent.rewind import RewindResult, agent_changes, put_back
 from reasonix.agent.session import read_records
 from reasonix.cancel import Cancel
 from reasonix.config.paths import sessions_dir
@@ -74,7 +74,8 @@ def _scratch(workspace: Path, session: str, report: ReplayReport) -> tuple[Path,
         return root, scratch
     now, _ = store.snapshot("before replay")
     restored = RewindResult()
-    put_back(store, scratch, agent_files(store, turns, now), first, restored)
+    files, before = agent_changes(store, turns, now)  # each file as the agent first found it
+    put_back(store, scratch, files, before, restored)
     report.notes += restored.warnings  # a path that could not be put back, by name
     return root, scratch
 
