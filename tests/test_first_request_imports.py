@@ -25,13 +25,13 @@ ROOT = Path(__file__).resolve().parent.parent
 ALLOWED: frozenset[str] = frozenset(
     """
     reasonix reasonix.cancel reasonix.errors reasonix.lazy reasonix.lazy_light reasonix.slices
-    reasonix.idle reasonix.digest reasonix.charsets reasonix.which reasonix.pids
+    reasonix.idle reasonix.digest reasonix.charsets reasonix.which
     reasonix.cli reasonix.cli.flags reasonix.cli.argspec reasonix.cli.main reasonix.cli.output
     reasonix.cli.run_cmd reasonix.cli.safe_text reasonix.cli.setup_run
     reasonix.boot reasonix.boot.coordination reasonix.boot.options reasonix.boot.parts
     reasonix.boot.permissions reasonix.boot.plugins reasonix.boot.runtime
     reasonix.boot.sessions reasonix.boot.smallprompt reasonix.boot.subagents
-    reasonix.config reasonix.config.atomic reasonix.config.dotenv reasonix.config.expand
+    reasonix.config reasonix.config.dotenv reasonix.config.expand
     reasonix.config.hooks reasonix.config.layers reasonix.config.legacy reasonix.config.loader
     reasonix.config.mcp reasonix.config.model reasonix.config.paths reasonix.config.presets
     reasonix.config.providers reasonix.config.safe_read reasonix.config.schema
@@ -40,7 +40,7 @@ ALLOWED: frozenset[str] = frozenset(
     reasonix.config.trust_store reasonix.agent.lease reasonix.config.claude_settings
     reasonix.provider reasonix.provider.base reasonix.provider.budget reasonix.provider.http
     reasonix.provider.h1 reasonix.provider.openai reasonix.provider.openai.fold
-    reasonix.provider.openai.wire reasonix.provider.overflow reasonix.provider.probe
+    reasonix.provider.openai.wire reasonix.provider.probe
     reasonix.provider.sockets reasonix.provider.sse reasonix.provider.types
     reasonix.provider.sampling
     reasonix.tool reasonix.tool.base reasonix.tool.builtin reasonix.tool.builtin._catalog
@@ -48,8 +48,9 @@ ALLOWED: frozenset[str] = frozenset(
     reasonix.agent reasonix.agent.budget reasonix.agent.cachebreak reasonix.agent.checklog
     reasonix.agent.checkpoints reasonix.agent.compaction reasonix.agent.context
     reasonix.agent.directives reasonix.agent.events reasonix.agent.execute reasonix.agent.hooks
-    reasonix.agent.instructions reasonix.agent.loop reasonix.agent.loss reasonix.agent.nudge
-    reasonix.agent.oversize reasonix.agent.ports reasonix.agent.prompt reasonix.agent.session
+    reasonix.agent.instructions reasonix.agent.loop reasonix.agent.nudge
+    reasonix.agent.oversize reasonix.agent.prompt reasonix.agent.session
+    reasonix.agent.lazy_records
     reasonix.agent.stream reasonix.agent.telemetry reasonix.agent.tokens reasonix.agent.window
     reasonix.agent.spend reasonix.agent.toolpin
     reasonix.agent.coordinator reasonix.agent.coordinator.goal reasonix.agent.coordinator.host
@@ -65,7 +66,6 @@ ALLOWED: frozenset[str] = frozenset(
     reasonix.permission.bash.classify reasonix.permission.bash.lexer
     reasonix.permission.bash.model reasonix.permission.escape reasonix.permission.modes
     reasonix.permission.policy reasonix.permission.rules reasonix.permission.scope
-    reasonix.permission.suggest
     reasonix.permission.sandbox reasonix.permission.sandbox.bwrap
     reasonix.permission.sandbox.env reasonix.permission.sandbox.seatbelt
     reasonix.plugin reasonix.plugin.mcp reasonix.plugin.mcp.render reasonix.plugin.mcp.tools
@@ -81,6 +81,10 @@ ALLOWED: frozenset[str] = frozenset(
 FORBIDDEN: frozenset[str] = frozenset(
     {
         "tomllib",  # a plain config is read without it (config.tomlsimple)
+        # subprocess brings selectors and locale: git runs only once a tool writes
+        # (reasonix.agent.checkpoints), bash only when the model calls it
+        "subprocess",
+        "locale",
         "tomli",
         "argparse",  # a plain `run` command line is read without it (cli.argspec)
         "gettext",
@@ -140,6 +144,22 @@ FORBIDDEN: frozenset[str] = frozenset(
     }
 )
 
+# Classes a run's first request must not build as dataclasses (dataclasses.dataclass
+# costs about a millisecond a class): a small window's prompt offer, the sub-agent
+# scheduler's limits (checked without making them), and the value records every run
+# makes before it (named tuples: routing, goal budgets, the tool ports).
+NOT_BUILT: frozenset[str] = frozenset(
+    {
+        "reasonix.boot.smallprompt.Offer",
+        "reasonix.agent.subagent.spec.SchedulerPolicy",
+        "reasonix.agent.directives.Directive",
+        "reasonix.agent.coordinator.routing.TurnMeta",
+        "reasonix.agent.coordinator.routing.RouteDecision",
+        "reasonix.agent.coordinator.goal.Budgets",
+        "reasonix.tool.ports.ToolPorts",
+    }
+)
+
 _DRIVER = r"""
 import json, sys
 out, seen = sys.argv[1], []
@@ -148,8 +168,15 @@ def watch(event, args):
     head = bytes(args[1][:200]) if event in ("http.client.send", "reasonix.h1.send") else b""
     if not seen and head.startswith(b"POST ") and b"/chat/completions" in head.split(b"\r\n")[0]:
         seen.append(1)
+        built = [  # the dataclasses made so far (reasonix.lazy builds one at first use)
+            f"{name}.{cls.__name__}"
+            for name, module in list(sys.modules.items()) if name.startswith("reasonix")
+            for cls in list(vars(module).values())
+            if isinstance(cls, type) and cls.__module__ == name
+            and type(cls.__dict__.get("__dataclass_fields__")) is dict
+        ]
         with open(out, "w") as fh:
-            json.dump(sorted(sys.modules), fh)
+            json.dump({"modules": sorted(sys.modules), "built": built}, fh)
 sys.addaudithook(watch)
 sys.argv = ["reasonix", *sys.argv[2:]]
 import runpy
@@ -157,8 +184,9 @@ runpy.run_module("reasonix", run_name="__main__")
 """
 
 
-def _modules_at_first_request(tmp_path: Path) -> tuple[set[str], str]:
-    """The modules loaded when the first POST left, and the second request's body."""
+def _modules_at_first_request(tmp_path: Path) -> tuple[set[str], str, set[str]]:
+    """The modules loaded when the first POST left, the second request's body, and
+    the dataclasses built by then."""
     ws = tmp_path / "repo"
     ws.mkdir()
     (ws / "calc.py").write_text("x = 1\n")
@@ -176,16 +204,19 @@ def _modules_at_first_request(tmp_path: Path) -> tuple[set[str], str]:
         second = json.dumps(posts[1].json) if len(posts) > 1 else ""
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["subtype"] == "success"
-    return set(json.loads(out.read_text())), second
+    seen = json.loads(out.read_text())
+    return set(seen["modules"]), second, set(seen["built"])
 
 
 def test_the_first_request_loads_only_the_first_request_path(tmp_path: Path) -> None:
-    modules, second = _modules_at_first_request(tmp_path)
+    modules, second, built = _modules_at_first_request(tmp_path)
     ours = {m for m in modules if m == "reasonix" or m.startswith("reasonix.")}
     assert not ours - ALLOWED, f"new on the first-request path: {sorted(ours - ALLOWED)}"
     assert not modules & FORBIDDEN, (
         f"loaded before the first request: {sorted(modules & FORBIDDEN)}"
     )
+    assert not built & NOT_BUILT, f"built before the first request: {sorted(built & NOT_BUILT)}"
+    assert "reasonix.config.model.Config" in built  # the check sees a built dataclass
     assert "reasonix.provider.openai" in ours and "reasonix.tool.builtin._catalog" in ours
     # read_file was not loaded for the first request, yet ran when the model called it
     assert "x = 1" in second

@@ -59,7 +59,6 @@ from typing import TYPE_CHECKING, Protocol
 
 from reasonix.agent import compaction as cp
 from reasonix.agent import oversize
-from reasonix.agent.loss import LossReport, loss_report
 from reasonix.agent.tokens import (
     TokenCounter,
     estimate_message,
@@ -78,6 +77,8 @@ from reasonix.provider.types import Message, Request, Role, ToolSchema, Usage
 
 if TYPE_CHECKING:
     from typing import Any
+
+    from reasonix.agent.loss import LossReport  # read with the first summary
 
 __all__ = [
     "ContextManager",
@@ -549,6 +550,7 @@ class ContextManager:
         pins: Sequence[str],
     ) -> None:
         """Install ``summary`` for ``entries[:cut]`` when it is strictly smaller (CTX-11)."""
+        from reasonix.agent.loss import loss_report
         from reasonix.agent.summary_call import SummaryFailed
 
         view = self._view

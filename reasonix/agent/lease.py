@@ -24,7 +24,6 @@ from typing import TYPE_CHECKING
 
 from reasonix.config.safe_read import LEASE_LIMIT, open_regular, read_bytes
 from reasonix.errors import SessionError
-from reasonix.pids import pid_alive
 
 if TYPE_CHECKING:
     from typing import Any
@@ -79,6 +78,8 @@ def _lease_alive(info: dict[str, Any]) -> bool:
         return False
     if info.get("host") not in (None, hostname()):
         return True  # another machine sharing the state dir: we cannot tell, so stay safe
+    from reasonix.pids import pid_alive  # only a lease found held asks
+
     pid = int(info["pid"])
     if not pid_alive(pid):
         return False

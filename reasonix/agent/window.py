@@ -27,12 +27,12 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from reasonix.errors import ProviderAPIError
-from reasonix.provider.overflow import MIN_WINDOW, OverflowFacts, overflow_facts
 from reasonix.slices import short_slices
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # an overflow is read, and a served window learned, once one comes
     from typing import Any
 
+    from reasonix.provider.overflow import OverflowFacts
     from reasonix.provider.probe import ServedWindow
 
 __all__ = ["SETTLE_WAIT", "ContextWindow"]
@@ -96,6 +96,8 @@ class ContextWindow:
         self, tokens: int, source: str, *, server: str = "", trained: int = 0, hint: str = ""
     ) -> bool:
         """Take a window the server named; True when the effective window shrank."""
+        from reasonix.provider.overflow import MIN_WINDOW
+
         with self._lock:
             if trained > 0:
                 self.trained = trained
@@ -127,6 +129,8 @@ class ContextWindow:
 
     def learn_from_error(self, err: ProviderAPIError) -> OverflowFacts:
         """Read an overflow error; learn the window it names. Returns what it named."""
+        from reasonix.provider.overflow import overflow_facts
+
         facts = overflow_facts(f"{err.vendor_message} {err.body}")
         if facts.window:
             self.learn_served(facts.window, "its context-overflow error")
@@ -138,6 +142,8 @@ class ContextWindow:
         Learned only when that says more than the configured window and the
         prompts the server has already answered; True when it did.
         """
+        from reasonix.provider.overflow import MIN_WINDOW
+
         bound = int(refused_tokens)
         if bound <= max(self.largest_accepted, MIN_WINDOW):
             return False

@@ -251,6 +251,6 @@ def warm_modules(registry: Registry, *, checkpoints: bool = False) -> list[str]:
         tool = registry.get(name)
         if isinstance(tool, CatalogTool):  # a replaced or disabled built-in: nothing
             groups.append([*_LOADS_BEFORE.get(name, ()), tool.module, *_LOADS_AFTER.get(name, ())])
-    if checkpoints:
-        groups.insert(1, ["reasonix.agent.snaptree", "reasonix.agent.snaplist"])
+    if checkpoints:  # its git runs through subprocess, which a run's start no longer loads
+        groups.insert(1, ["reasonix.agent.snaptree", "reasonix.agent.snaplist", "subprocess"])
     return [module for group in groups for module in group]

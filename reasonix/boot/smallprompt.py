@@ -21,12 +21,12 @@ window the resuming run finds, so every request extends the previous one.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from reasonix.agent.instructions import InstructionFile, reference_block
 from reasonix.agent.toolpin import TOOLS, pin_tools, pinned_record
 from reasonix.agent.window import ContextWindow
+from reasonix.lazy import dataclass
 from reasonix.tool import Registry
 
 if TYPE_CHECKING:

@@ -25,11 +25,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from reasonix.agent.ports import ChildFactory, ChildRuntime
 from reasonix.agent.session import Session, read_records
 from reasonix.agent.spend import combine
 from reasonix.agent.subagent.skills import SkillSet, discover
-from reasonix.agent.subagent.spec import SchedulerPolicy
+from reasonix.agent.subagent.spec import SchedulerPolicy, check_limits
 from reasonix.agent.telemetry import Telemetry
 from reasonix.cancel import Cancel
 from reasonix.config.model import Config
@@ -42,6 +41,7 @@ from .parts import SUBAGENT_TOOLS
 if TYPE_CHECKING:
     from typing import Any
 
+    from reasonix.agent.ports import ChildFactory, ChildRuntime
     from reasonix.agent.subagent.allowance import Pool
     from reasonix.agent.subagent.request import ChildRequest
     from reasonix.agent.subagent.spawn import ModelChoice, SessionDelegation, TaskTool
@@ -87,9 +87,23 @@ def _policy(cfg: Config) -> SchedulerPolicy:
     try:
         return SchedulerPolicy(a.max_subagent_concurrency, a.max_parallel_writers)
     except ConfigError as err:
-        source = cfg.sources.get(err.key or "", "")
-        file = source if source not in ("", "default", "flag") else None
-        raise ConfigError(err.detail, file=file, key=err.key) from None
+        raise _sourced(cfg, err) from None
+
+
+def _check_policy(cfg: Config) -> None:
+    """What :func:`_policy` raises for a bad ``[agent]`` limit, without making the policy."""
+    a = cfg.agent
+    try:
+        check_limits(a.max_subagent_concurrency, a.max_parallel_writers)
+    except ConfigError as err:
+        raise _sourced(cfg, err) from None
+
+
+def _sourced(cfg: Config, err: ConfigError) -> ConfigError:
+    """``err`` naming the config file that set its key."""
+    source = cfg.sources.get(err.key or "", "")
+    file = source if source not in ("", "default", "flag") else None
+    return ConfigError(err.detail, file=file, key=err.key)
 
 
 def _models(cfg: Config) -> ModelChoice:
@@ -248,7 +262,7 @@ def attach_delegation(
         names = [n for n in names if n in ceiling]
     if req is None:
         assert skills is not None
-        _policy(cfg)  # a bad [agent] limit is a config error now, before any request
+        _check_policy(cfg)  # a bad [agent] limit is a config error now, before any request
 
         def make() -> tuple[SessionDelegation, TaskTool]:
             from reasonix.agent.subagent.spawn import TaskTool

@@ -14,7 +14,6 @@ import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from reasonix.config.atomic import write_atomic
 from reasonix.config.safe_read import CONFIG_LIMIT, read_text
 from reasonix.errors import ConfigError
 from reasonix.lazy import dataclass, field
@@ -185,6 +184,8 @@ def update_dotenv(
     for key in sorted(to_clear - set(set_values)):
         out.append(f"# reasonix-cleared {key}")
     text = "\n".join(out) + "\n" if out else ""
+    from reasonix.config.atomic import write_atomic  # writing a .env is no run's start
+
     try:
         write_atomic(Path(path), text, mode=0o600)
     except OSError as exc:

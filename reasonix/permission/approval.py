@@ -23,7 +23,6 @@ from reasonix.lazy import dataclass, field
 from reasonix.permission.modes import Decision, Mode
 from reasonix.permission.policy import Policy, Verdict
 from reasonix.permission.rules import parse_rule
-from reasonix.permission.suggest import conservative_prefix_rule
 
 if TYPE_CHECKING:
     from typing import Any
@@ -209,6 +208,8 @@ class Gate:
         choices = _choices(verdict)
         alternative = ""
         if tool_name == "bash" and not verdict.fresh and not verdict.explicit:
+            from reasonix.permission.suggest import conservative_prefix_rule
+
             alternative = conservative_prefix_rule(str(args.get("command", "")))
             alternative = alternative if savable_rule(alternative) else ""
         request = ApprovalRequest(

@@ -30,7 +30,6 @@ from reasonix.permission.rules import (
     path_match,
     subjects,
 )
-from reasonix.permission.suggest import suggest_rule
 
 if TYPE_CHECKING:  # the bash classifier loads with the first bash call it judges
     from typing import Any
@@ -42,7 +41,6 @@ __all__ = [
     "Policy",
     "Verdict",
     "parse_rules",
-    "suggest_rule",
 ]
 
 # Workspace files whose edit could widen the agent's own permissions or run code
@@ -204,6 +202,8 @@ class Policy:
         args = args if isinstance(args, dict) else {}
         if tool_name == "bash":
             return self._bash(str(args.get("command", "")), read_only, args)
+        from reasonix.permission.suggest import suggest_rule  # the first call judged loads it
+
         suggestion = suggest_rule(tool_name, args, self.workspace)
         hit = self._first(self.deny, tool_name, args, any_subject=True)
         if hit:
@@ -329,6 +329,7 @@ class Policy:
     # ---------------------------------------------------------------- bash
     def _bash(self, command: str, read_only: bool, args: dict[str, Any]) -> Verdict:
         from reasonix.permission.bash import analyze
+        from reasonix.permission.suggest import suggest_rule
 
         analysis = analyze(command)
         literal = command.strip()

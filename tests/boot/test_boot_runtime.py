@@ -139,3 +139,15 @@ def test_frontend_mcp_servers_and_ports_reach_the_runtime(ws: Path) -> None:
             assert rt.tool_ctx.ports is ports
         finally:
             rt.close()
+
+
+def test_a_bad_subagent_limit_stops_the_build_naming_its_file(ws: Path) -> None:
+    """The scheduler's limits are checked at start (the scheduler itself is made when a
+    sub-agent is first spawned): the error names the file and the key."""
+    _project(ws, "http://127.0.0.1:9")
+    with (ws / "reasonix.toml").open("a") as fh:
+        fh.write("[agent]\nmax_subagent_concurrency = 2\nmax_parallel_writers = 3\n")
+    with pytest.raises(ConfigError) as info:
+        build_runtime(RuntimeOptions(workspace=ws))
+    assert info.value.key == "agent.max_parallel_writers"
+    assert info.value.file is not None and info.value.file.endswith("reasonix.toml")

@@ -19,8 +19,7 @@ user's words into logs (COORD-4) — ``task`` is for the planner/executor only.
 from __future__ import annotations
 
 import enum
-
-from reasonix.lazy import dataclass
+from typing import NamedTuple
 
 from ..directives import find_directive, is_approval, is_rejection
 
@@ -44,8 +43,9 @@ _PLAN_ROUTES = (Route.PLAN_THEN_EXECUTE, Route.PLAN_FOR_APPROVAL, Route.PLAN_ONL
 _STRENGTH = {Route.PLAN_THEN_EXECUTE: 1, Route.PLAN_FOR_APPROVAL: 2, Route.PLAN_ONLY: 3}
 
 
-@dataclass(frozen=True)
-class TurnMeta:
+# The two records of a turn's route are named tuples, not dataclasses: every run's
+# first turn makes them, and a tuple class is a tenth of a dataclass's cost to build.
+class TurnMeta(NamedTuple):
     """What the host knows about a turn besides its text (trusted, never model output).
 
     ``flag_route``: a run flag (``--plan`` …); ``goal``: ``--goal OBJECTIVE``;
@@ -61,8 +61,7 @@ class TurnMeta:
     plan_status: str = ""
 
 
-@dataclass(frozen=True)
-class RouteDecision:
+class RouteDecision(NamedTuple):
     """A route with its reason code, the text to work on and an optional host action.
 
     ``action`` names what the host does instead of (or before) a model turn:

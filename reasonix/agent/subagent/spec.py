@@ -35,6 +35,7 @@ __all__ = [
     "ProfileExecSpec",
     "SchedulerPolicy",
     "TaskSpec",
+    "check_limits",
 ]
 
 # Every entry point that may spawn a child (SUB-25); the spec names the one it came from.
@@ -94,18 +95,25 @@ class SchedulerPolicy:
     max_writers: int = 3
 
     def __post_init__(self) -> None:
-        for key, value in (
-            ("agent.max_subagent_concurrency", self.max_concurrency),
-            ("agent.max_parallel_writers", self.max_writers),
-        ):
-            if not 1 <= value <= 32:
-                raise ConfigError(f"expected 1–32, got {value}", key=key)
-        if self.max_writers > self.max_concurrency:
-            raise ConfigError(
-                f"{self.max_writers} writers exceed max_subagent_concurrency "
-                f"{self.max_concurrency}; writers must be ≤ the total",
-                key="agent.max_parallel_writers",
-            )
+        check_limits(self.max_concurrency, self.max_writers)
+
+
+def check_limits(max_concurrency: int, max_writers: int) -> None:
+    """Raise ConfigError unless the limits make a :class:`SchedulerPolicy` (1–32 each,
+    writers ≤ total). A run checks its config with this at start, before any request;
+    the policy itself is made when a sub-agent is first spawned."""
+    for key, value in (
+        ("agent.max_subagent_concurrency", max_concurrency),
+        ("agent.max_parallel_writers", max_writers),
+    ):
+        if not 1 <= value <= 32:
+            raise ConfigError(f"expected 1–32, got {value}", key=key)
+    if max_writers > max_concurrency:
+        raise ConfigError(
+            f"{max_writers} writers exceed max_subagent_concurrency "
+            f"{max_concurrency}; writers must be ≤ the total",
+            key="agent.max_parallel_writers",
+        )
 
 
 @dataclass(frozen=True)
