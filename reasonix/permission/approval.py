@@ -16,7 +16,7 @@ import enum
 import os
 import threading
 from collections.abc import Callable, Iterable, Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from reasonix.errors import ConfigError, ReasonixError
 from reasonix.lazy import dataclass, field
@@ -85,9 +85,11 @@ class ApprovalRequest:
     detail: str = ""  # a longer body to show before the question (the plan to approve)
 
 
-@dataclass(frozen=True)
-class GateOutcome:
-    """The gate's answer. ``message`` is model-readable text when not allowed."""
+class GateOutcome(NamedTuple):
+    """The gate's answer. ``message`` is model-readable text when not allowed.
+
+    A named tuple, not a dataclass: every tool call of every run gets one (issue 39).
+    """
 
     allowed: bool
     message: str
@@ -98,25 +100,35 @@ class GateOutcome:
 Approver = Callable[[ApprovalRequest], ApprovalChoice]
 
 
-@dataclass
 class Gate:
     """Policy + approver + persistence. One per session; not thread-safe by design of use
-    (the loop asks one approval at a time)."""
+    (the loop asks one approval at a time).
 
-    policy: Policy
-    approver: Approver | None = None
-    persist: Callable[[str], None] | None = None
-    session_rules: list[str] = field(default_factory=list)
-    preview: Callable[[str], str] | None = None  # the rule simulator, for "always" answers
-    # A command's ``allowed-tools`` while the turn it started runs (:meth:`for_turn`).
-    turn_rules: tuple[str, ...] = ()
-    # Tool workers may call check() concurrently; prompts and grants are serialised.
-    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
-    # (policy, turn_rules, both together): rebuilt when a grant or a mode change replaced
-    # the policy or another turn's rules came
-    _turn_policy: tuple[Policy, tuple[str, ...], Policy] | None = field(
-        default=None, repr=False, compare=False
-    )
+    ``session_rules``: the rules granted this session (memory only, D3); ``preview``: the
+    rule simulator, for "always" answers; ``turn_rules``: a command's ``allowed-tools``
+    while the turn it started runs (:meth:`for_turn`).
+    """
+
+    def __init__(
+        self,
+        policy: Policy,
+        approver: Approver | None = None,
+        persist: Callable[[str], None] | None = None,
+        session_rules: list[str] | None = None,
+        preview: Callable[[str], str] | None = None,
+        turn_rules: tuple[str, ...] = (),
+    ) -> None:
+        self.policy = policy
+        self.approver = approver
+        self.persist = persist
+        self.session_rules: list[str] = [] if session_rules is None else session_rules
+        self.preview = preview
+        self.turn_rules = turn_rules
+        # Tool workers may call check() concurrently; prompts and grants are serialised.
+        self._lock = threading.Lock()
+        # (policy, turn_rules, both together): rebuilt when a grant or a mode change replaced
+        # the policy or another turn's rules came
+        self._turn_policy: tuple[Policy, tuple[str, ...], Policy] | None = None
 
     @property
     def headless(self) -> bool:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 
-from reasonix.lazy import dataclass, field
+from reasonix.lazy import dataclass
 from reasonix.permission.approval import (
     ESCAPE_ARG,
     ApprovalChoice,
@@ -39,17 +39,19 @@ class EscapeOutcome:
     detail: str
 
 
-@dataclass
 class EscapeGate:
     """Tracks which commands the sandbox just blocked and asks before one unsandboxed run.
 
     ``denied(command)`` returns the deny rule's reason ("" when none matches).
     """
 
-    approver: Approver | None = None
-    denied: Callable[[str], str] | None = None
-    _offers: dict[str, str] = field(default_factory=dict, repr=False)
-    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+    def __init__(
+        self, approver: Approver | None = None, denied: Callable[[str], str] | None = None
+    ) -> None:
+        self.approver = approver
+        self.denied = denied
+        self._offers: dict[str, str] = {}  # command -> why the sandbox blocked it
+        self._lock = threading.Lock()
 
     @property
     def headless(self) -> bool:

@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from reasonix.errors import ConfigError
-from reasonix.lazy import Pattern, dataclass, replace
+from reasonix.lazy import Pattern
 from reasonix.permission.modes import Decision, Mode, parse_mode
 from reasonix.permission.rules import (
     EDIT_TOOLS,
@@ -51,9 +51,8 @@ PROTECTED_IN_WORKSPACE = (
 )  # fmt: skip
 
 
-@dataclass(frozen=True)
-class Verdict:
-    """A decision with its reason.
+class Verdict(NamedTuple):
+    """A decision with its reason (a named tuple: every tool call of every run gets one).
 
     ``fresh``: only a human answering now (or an exact ``Bash=<literal>``) may allow it —
     nested/indirect bash (PERM-12). ``explicit``: an explicit ``ask`` rule matched, so a
@@ -362,7 +361,7 @@ class Policy:
                 worst = v
         if worst.decision is Decision.ALLOW:
             return Verdict(Decision.ALLOW, _allow_reason(analysis, self, read_only))
-        return replace(worst, suggested_rule=suggestion)
+        return worst._replace(suggested_rule=suggestion)
 
     def _secret_named(self, command: str, analysis: BashAnalysis) -> str:
         """The secret file ``command`` reads or names ("" for none): issue 32."""

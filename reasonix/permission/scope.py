@@ -14,7 +14,7 @@ import enum
 import os
 from collections.abc import Callable, Iterable
 
-from reasonix.lazy import dataclass, field
+from reasonix.lazy import dataclass
 
 __all__ = ["ScopeChoice", "ScopeGate", "ScopeOutcome", "ScopeRequest"]
 
@@ -56,19 +56,26 @@ def _inside(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
-@dataclass
 class ScopeGate:
-    """Tracks the writable roots of a session and answers requests to extend them."""
+    """Tracks the writable roots of a session and answers requests to extend them.
 
-    roots: list[str]
-    protected: list[str] = field(default_factory=list)
-    approver: Callable[[ScopeRequest], ScopeChoice] | None = None
-    persist: Callable[[str], None] | None = None
-    home: str = field(default_factory=lambda: os.path.expanduser("~"))
+    ``roots`` and ``protected`` are kept as symlink-free absolute paths; ``home`` (the
+    user's home directory unless given) draws a warning when a grant would contain it.
+    """
 
-    def __post_init__(self) -> None:
-        self.roots = [_norm(r) for r in self.roots]
-        self.protected = [_norm(p) for p in self.protected]
+    def __init__(
+        self,
+        roots: list[str],
+        protected: list[str] | None = None,
+        approver: Callable[[ScopeRequest], ScopeChoice] | None = None,
+        persist: Callable[[str], None] | None = None,
+        home: str | None = None,
+    ) -> None:
+        self.roots = [_norm(r) for r in roots]
+        self.protected = [_norm(p) for p in protected or ()]
+        self.approver = approver
+        self.persist = persist
+        self.home = os.path.expanduser("~") if home is None else home
 
     def within(self, path: str) -> bool:
         """True when ``path`` is already inside a writable root."""

@@ -9,8 +9,9 @@ which the classifier turns into a NESTED segment (fail closed).
 from __future__ import annotations
 
 import re
+from typing import NamedTuple
 
-from reasonix.lazy import Pattern, dataclass, field
+from reasonix.lazy import Pattern
 from reasonix.permission.bash.model import Kind
 
 __all__ = ["ASSIGN_RE", "MAX_DEPTH", "Builder", "Parser", "Unparseable", "Word"]
@@ -28,9 +29,11 @@ class Unparseable(Exception):
     """Internal: the command is outside what we understand; callers fail closed."""
 
 
-@dataclass
-class Word:
-    """A lexed word: its value after quote removal and what made it non-literal."""
+class Word(NamedTuple):
+    """A lexed word: its value after quote removal and what made it non-literal.
+
+    A named tuple (never changed once lexed): every bash command's check builds words.
+    """
 
     value: str
     source: str
@@ -41,16 +44,30 @@ class Word:
     unquoted: str = ""  # value with quoted characters replaced by NUL (assignment/brace checks)
 
 
-@dataclass
 class Builder:
-    """A simple command being collected; classification reasons accumulate here."""
+    """A simple command being collected; classification reasons accumulate here.
 
-    words: list[Word] = field(default_factory=list)
-    start: int = 0
-    end: int = 0
-    reasons: list[tuple[Kind, str]] = field(default_factory=list)
-    via: str = ""
-    src: str = ""
+    ``start``/``end`` index its text in the command (``src``); ``via`` names the wrapper
+    ("timeout", "bash -c" …) when it is a wrapped command.
+    """
+
+    __slots__ = ("end", "reasons", "src", "start", "via", "words")
+
+    def __init__(
+        self,
+        words: list[Word] | None = None,
+        start: int = 0,
+        end: int = 0,
+        reasons: list[tuple[Kind, str]] | None = None,
+        via: str = "",
+        src: str = "",
+    ) -> None:
+        self.words: list[Word] = [] if words is None else words
+        self.start = start
+        self.end = end
+        self.reasons: list[tuple[Kind, str]] = [] if reasons is None else reasons
+        self.via = via
+        self.src = src
 
     def flag(self, kind: Kind, reason: str) -> None:
         """Record why this command is DYNAMIC/NESTED (deduplicated)."""

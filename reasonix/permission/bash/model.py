@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import enum
 import posixpath
-
-from reasonix.lazy import dataclass
+from typing import NamedTuple
 
 __all__ = ["BashAnalysis", "Kind", "Segment"]
 
@@ -21,9 +20,12 @@ class Kind(enum.IntEnum):
         return self.name.lower()
 
 
-@dataclass(frozen=True)
-class Segment:
-    """One simple command. ``argv`` holds literal words (dynamic ones keep their source text)."""
+class Segment(NamedTuple):
+    """One simple command. ``argv`` holds literal words (dynamic ones keep their source text).
+
+    Named tuples, this and :class:`BashAnalysis`: a run's first bash call builds them
+    (issue 39), and a tuple class costs a tenth of a dataclass to define.
+    """
 
     argv: tuple[str, ...]
     source: str
@@ -42,8 +44,7 @@ class Segment:
         return posixpath.basename(self.argv[0]) if self.argv else ""
 
 
-@dataclass(frozen=True)
-class BashAnalysis:
+class BashAnalysis(NamedTuple):
     """The parsed command: its segments and overall class."""
 
     command: str
