@@ -80,13 +80,14 @@ def layer_of(module: str) -> str:
         "pids",
         "protocols",
         "__main__",
+        "_pyzarchive",
         "_pyzboot",
         "_pyzmain",
         "_codecache",
         "_version",
     ):
         # the entry points (python -m, the .pyz's) sit above everything, like the CLI
-        entry = ("__main__", "_pyzboot", "_pyzmain")
+        entry = ("__main__", "_pyzarchive", "_pyzboot", "_pyzmain")
         return "cli" if len(parts) > 1 and parts[1] in entry else CORE
     return parts[1]
 

@@ -19,7 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from reasonix._pyzboot import _is_help, is_complete, unpack
+from reasonix._pyzarchive import unpack
+from reasonix._pyzboot import _is_help, is_complete
 from reasonix.config.home import cache_str
 from reasonix.config.paths import cache_dir
 
@@ -98,9 +99,19 @@ def test_unpacking_prunes_all_but_the_current_and_the_previous_copy(tmp_path: Pa
     (parent / ".unpack-killed").mkdir()
     _aged(parent / ".unpack-killed", 7200)  # left by a process killed long ago
     (parent / ".unpack-running").mkdir()  # another process may be unpacking now
+    # Extracted payloads (<build>.zip) go with their copies; a start that began before its
+    # copy existed may still import from one, so another's is kept while it is young.
+    for name in ("oldest", "older", "previous", "current", "running"):
+        (parent / f"{name}.zip").write_bytes(b"PK")
+    _aged(parent / "previous.zip", 7200)
+    _aged(parent / "current.zip", 7200)  # the current build's: next builds prune it
+    (parent / ".payload-killed").write_bytes(b"PK")
+    _aged(parent / ".payload-killed", 7200)
+    (parent / ".payload-running").write_bytes(b"PK")
     unpack(str(_archive(tmp_path / "app.pyz", "current")), str(parent / "current"))
     left = sorted(p.name for p in parent.iterdir())
-    assert left == [".unpack-running", "current", "not-ours", "previous"]
+    assert left == [".payload-running", ".unpack-running", "current", "current.zip",
+                    "not-ours", "previous", "running.zip"]  # fmt: skip
 
 
 def test_unpacking_where_it_cannot_write_changes_nothing(tmp_path: Path) -> None:

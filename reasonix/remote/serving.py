@@ -30,8 +30,10 @@ __all__ = ["RELAY_PLACEHOLDER", "RemoteServe"]
 
 RELAY_PLACEHOLDER = "@RELAY_PORT@"
 
+# The .pyz imported as a library: its payload (the whole build) is extracted and imported first.
 _BOOT = (
-    "import sys; sys.path.insert(0, sys.argv.pop(1)); "
+    "import sys; a = sys.argv.pop(1); sys.path.insert(0, a); "
+    "from reasonix._pyzarchive import importable; importable(a); "
     "from reasonix.cli import remote_daemon; sys.exit(remote_daemon.main(sys.argv[1:]))"
 )
 

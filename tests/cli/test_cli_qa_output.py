@@ -93,10 +93,13 @@ def test_build_without_tomli_fails_instead_of_shipping_a_310_breaker(tmp_path: P
 
 
 def test_built_pyz_vendors_tomli(pyz: Path) -> None:
+    import io
     import zipfile
 
-    with zipfile.ZipFile(pyz) as zf:
-        names = zf.namelist()
+    from reasonix._pyzarchive import PAYLOAD
+
+    with zipfile.ZipFile(pyz) as zf, zipfile.ZipFile(io.BytesIO(zf.read(PAYLOAD))) as inner:
+        names = inner.namelist()  # every file of the build
     assert "_vendor/tomli/__init__.py" in names
     assert not [n for n in names if n.startswith("tests/")]
     # byte-code only beside its source (the build's own, see build_zipapp.py), none stray

@@ -53,6 +53,7 @@ def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
 
 
 def _copies(cache: Path) -> list[Path]:
+    """What ``<cache>/pyz`` holds: copies, half-made copies, extracted payloads."""
     folder = cache / "pyz"
     return sorted(folder.iterdir()) if folder.is_dir() else []
 
@@ -93,8 +94,10 @@ def test_the_first_request_leaves_before_the_copy_is_made(pyz: Path, tmp_path: P
     env = _env(tmp_path, REASONIX_CACHE_HOME=str(cache))
     states: list[list[str]] = []
     _run(pyz, tmp_path, env, states)
-    assert states == [[]]  # nothing unpacked, not even begun, when the request arrived
-    (copy,) = _copies(cache)  # made at exit, complete, with its byte-code in place
+    copy, payload = _copies(cache)  # made at exit, complete, with its byte-code in place
+    # when the request arrived: only the payload the start imports from (one file of the
+    # archive's), nothing unpacked, not even begun
+    assert payload.name == copy.name + ".zip" and states == [[payload.name]]
     assert (copy / ".complete").is_file()
     assert (copy / "reasonix" / "cli" / "main.py").is_file()
     if _byte_code_for_this_python(pyz):
@@ -102,7 +105,7 @@ def test_the_first_request_leaves_before_the_copy_is_made(pyz: Path, tmp_path: P
         assert (copy / "reasonix" / "cli" / "__pycache__" / f"main.{tag}.pyc").is_file()
     states.clear()
     _run(pyz, tmp_path, env, states)  # the next start runs from the copy
-    assert states == [[copy.name]]
+    assert states == [[copy.name, payload.name]]
 
 
 @pytest.mark.e2e
@@ -118,9 +121,12 @@ def test_a_first_start_compiles_none_of_our_modules(pyz: Path, tmp_path: Path) -
 @pytest.mark.e2e
 def test_no_unpack_writes_nothing_under_the_cache(pyz: Path, tmp_path: Path) -> None:
     cache = tmp_path / "cache"
-    env = _env(tmp_path, REASONIX_CACHE_HOME=str(cache), REASONIX_NO_UNPACK="1")
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    env = _env(tmp_path, REASONIX_CACHE_HOME=str(cache), REASONIX_NO_UNPACK="1", TMPDIR=str(temp))
     _run(pyz, tmp_path, env, [])
     assert _copies(cache) == []
+    assert list(temp.iterdir()) == []  # the payload was a temporary file, removed at exit
 
 
 @pytest.mark.e2e
@@ -135,7 +141,7 @@ def test_the_cache_dir_is_the_config_one_with_a_tilde_expanded(pyz: Path, tmp_pa
         out = subprocess.run([sys.executable, str(pyz), "config", "compact-ratio"], cwd=work,
                              env=env, capture_output=True, text=True, timeout=60)  # fmt: skip
         assert out.returncode == 0 and out.stdout.startswith("0.80"), out.stderr[-2000:]
-    assert len(_copies(tmp_path / "home" / "c")) == 1
+    assert len([p for p in _copies(tmp_path / "home" / "c") if p.is_dir()]) == 1
     assert not (work / "~").exists()
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import os
 import shutil
 import subprocess
@@ -11,6 +12,8 @@ from pathlib import Path
 
 import pytest
 from e2e_python import MINORS, interpreter
+
+from reasonix._pyzarchive import PAYLOAD
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -85,28 +88,39 @@ def test_help_lists_commands_and_runs_directly(pyz: Path) -> None:
 def test_archive_layout(pyz: Path) -> None:
     assert pyz.read_bytes().startswith(b"#!/usr/bin/env python3\n")
     assert os.access(pyz, os.X_OK)
+    # One ordinary zip: the entry point, the boot's modules and the payload, an ordinary
+    # zip of the whole build. Every start reads this directory (zipimport took ~4 ms for
+    # the 700 entries of the whole build).
     with zipfile.ZipFile(pyz) as zf:
+        front = zf.infolist()
+        payload = zf.read(PAYLOAD)
+        copies = {i.filename: zf.read(i.filename) for i in front if i.filename != PAYLOAD}
+    assert len(front) <= 40, [i.filename for i in front]
+    assert {"__main__.py", "__main__.pyc", PAYLOAD, "reasonix/_pyzboot.pyc",
+            "reasonix/_pyzarchive.pyc"} <= set(copies) | {PAYLOAD}  # fmt: skip
+    assert not [n for n in copies if n.startswith("reasonix/cli/")]
+    with zipfile.ZipFile(io.BytesIO(payload)) as zf:
         names = zf.namelist()
         infos = zf.infolist()
+        assert all(zf.read(n) == data for n, data in copies.items())  # the same files
+        pycs = [n for n in names if n.endswith(".pyc")]
+        assert len({zf.read(n)[:4] for n in pycs}) == 1
     assert "__main__.py" in names and "reasonix/_version.py" in names
     assert any(n.startswith("_vendor/tomli/") for n in names)
     assert not [n for n in names if n.startswith("tests/") or "__pycache__" in n]
     # byte-code only beside its own source, of the package, and for one Python version
-    pycs = [n for n in names if n.endswith(".pyc")]
     assert "__main__.pyc" in pycs
     assert all(n.startswith(("reasonix/", "__main__.")) and n[:-1] in names for n in pycs)
-    with zipfile.ZipFile(pyz) as zf:
-        assert len({zf.read(n)[:4] for n in pycs}) == 1
     assert "reasonix/_pyzboot.py" in names and "reasonix/_pyzmain.py" not in names
     assert names == sorted(names)
-    assert {i.date_time for i in infos} == {(1980, 1, 1, 0, 0, 0)}
-    # the entry point is stored, not deflated: --version needs no zlib
-    stored = {i.filename for i in infos if i.compress_type == zipfile.ZIP_STORED}
-    assert {"__main__.py", "__main__.pyc"} <= stored
-    # and so is the boot's byte-code: a start from the unpacked copy inflates nothing
+    assert {i.date_time for i in [*infos, *front]} == {(1980, 1, 1, 0, 0, 0)}
+    # the entry point is stored, not deflated: --version needs no zlib; so is the payload
+    # (the boot copies it out without zlib) and the boot's byte-code: a start from the
+    # unpacked copy inflates nothing
+    stored = {i.filename for i in front if i.compress_type == zipfile.ZIP_STORED}
     boot = {"reasonix/__init__.pyc", "reasonix/_pyzboot.pyc", "reasonix/config/__init__.pyc",
-            "reasonix/config/home.pyc"}  # fmt: skip
-    assert boot <= stored
+            "reasonix/config/home.pyc", "reasonix/_pyzarchive.pyc"}  # fmt: skip
+    assert {"__main__.py", "__main__.pyc", PAYLOAD, *boot} <= stored
 
 
 @pytest.mark.e2e
@@ -143,7 +157,7 @@ def test_once_unpacked_the_package_is_imported_from_the_copys_byte_code(
 
     first = main_lines()
     assert any("zipimporter" in line for line in first), first  # nothing unpacked yet
-    (copy,) = (tmp_path / "cache" / "pyz").iterdir()
+    (copy,) = [p for p in (tmp_path / "cache" / "pyz").iterdir() if p.is_dir()]
     second = main_lines()
     cached = str(copy / "reasonix" / "cli" / "__pycache__" / "main.")
     assert any(line.startswith("# code object from") and cached in line for line in second), second
@@ -222,8 +236,10 @@ def test_unpacks_once_into_the_cache_and_falls_back_when_it_cannot(
     argv = [sys.executable, target.name, "config", "compact-ratio"]
     first = subprocess.run(argv, cwd=target.parent, env=env, capture_output=True, text=True)
     assert first.returncode == 0 and first.stdout.startswith("0.80"), first.stderr
-    builds = list((tmp_path / "cache" / "pyz").iterdir())
-    assert len(builds) == 1 and (builds[0] / ".complete").is_file()
+    builds = sorted((tmp_path / "cache" / "pyz").iterdir())
+    # the copy, and beside it the payload this start imported from (reasonix-payload.zip)
+    assert [p.name for p in builds] == [builds[0].name, builds[0].name + ".zip"]
+    assert (builds[0] / ".complete").is_file()
     assert (builds[0] / "reasonix" / "cli" / "main.py").is_file()
     # an unusable cache location (a plain file) must not break the program
     blocker = tmp_path / "not-a-dir"
