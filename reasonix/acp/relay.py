@@ -74,12 +74,7 @@ if TYPE_CHECKING:
     from reasonix.command.api import CommandTurn
 
     Send = Callable[[dict[str, Any]], None]
-else:  # the same alias for annotations, without typing's Any
-    Send = Callable
-if TYPE_CHECKING:
     Ask = Callable[[str, dict[str, Any], Cancel], Any]
-else:  # the same alias for annotations, without typing's Any
-    Ask = Callable
 
 
 def chunk(kind: str, text: str) -> dict[str, Any]:

@@ -41,8 +41,6 @@ if TYPE_CHECKING:
     from typing import Any
 
     Handler = Callable[[dict[str, Any], Incoming], Any]
-else:  # the same alias for annotations, without typing's Any
-    Handler = Callable
 
 
 class AcpServer:

@@ -28,14 +28,11 @@ if TYPE_CHECKING:
     from typing import Any, Literal
 
     SubjectKind = Literal["command", "path", "pattern", "url", "query", "none"]
-else:  # at run time the alias names what its values are
-    SubjectKind = str
 
 __all__ = [
     "EDIT_TOOLS",
     "FAMILIES",
     "Rule",
-    "SubjectKind",
     "absolute_path",
     "domain_match",
     "glob_match",

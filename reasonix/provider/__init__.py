@@ -17,7 +17,7 @@ from reasonix.provider.types import Chunk, Request
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["Provider", "ProviderFactory", "kinds", "new", "register"]
+__all__ = ["Provider", "kinds", "new", "register"]
 
 
 class Provider(Protocol):
@@ -32,8 +32,6 @@ class Provider(Protocol):
 
 if TYPE_CHECKING:
     ProviderFactory = Callable[[Any], Provider]
-else:  # the same alias for annotations, without typing's Any
-    ProviderFactory = Callable
 
 _lock = threading.Lock()
 _factories: dict[str, ProviderFactory] = {}

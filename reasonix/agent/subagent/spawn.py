@@ -47,8 +47,6 @@ if TYPE_CHECKING:
     from typing import Any
 
     Ask = Callable[[Any], Any]  # an approval request -> the human's choice (None: deny)
-else:  # the same alias for annotations, without typing's Any
-    Ask = Callable
 
 
 @dataclass(frozen=True)

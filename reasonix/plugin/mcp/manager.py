@@ -58,11 +58,13 @@ from reasonix.plugin.mcp.debug import DebugLog
 from reasonix.plugin.mcp.httpwire import AuthHook
 from reasonix.plugin.mcp.render import render_prompt, render_resource, tool_id
 from reasonix.plugin.mcp.runtime import ServerRuntime, ServerStatus
-from reasonix.plugin.mcp.tools import Allow, LocalCapability, McpTool, UseCapabilityTool
+from reasonix.plugin.mcp.tools import LocalCapability, McpTool, UseCapabilityTool
 from reasonix.tool import Tool
 
 if TYPE_CHECKING:
     from typing import Any
+
+    from reasonix.plugin.mcp.tools import Allow
 
 __all__ = ["McpManager", "PromptInfo", "ResourceInfo"]
 

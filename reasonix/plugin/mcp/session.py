@@ -28,7 +28,7 @@ from reasonix.plugin.mcp.jsonrpc import (
 )
 from reasonix.plugin.mcp.transport import Closed, Transport, TransportError
 
-__all__ = ["ProgressCallback", "RequestHandler", "Session"]
+__all__ = ["ProgressCallback", "Session"]
 
 from typing import TYPE_CHECKING
 
@@ -38,8 +38,6 @@ if TYPE_CHECKING:
     from typing import Any
 
     RequestHandler = Callable[[Request], dict[str, Any]]
-else:  # the same alias for annotations, without typing's Any
-    RequestHandler = Callable
 ProgressCallback = Callable[[float, "float | None", "str | None"], None]
 
 _READ_TICK = 0.5  # how often the reader re-checks the stop flag while idle
