@@ -157,6 +157,18 @@ NOT_BUILT: frozenset[str] = frozenset(
         "reasonix.agent.coordinator.routing.RouteDecision",
         "reasonix.agent.coordinator.goal.Budgets",
         "reasonix.tool.ports.ToolPorts",
+        # the run's accumulators and services (plain classes) and its skill, checkpoint and
+        # local-capability records (named tuples)
+        "reasonix.cli.output.RunOutcome",
+        "reasonix.agent.telemetry.Telemetry",
+        "reasonix.agent.spend.RunBudget",
+        "reasonix.agent.subagent.skills.Skill",
+        "reasonix.agent.subagent.skills.SkillSet",
+        "reasonix.agent.compaction.Checkpoint",
+        "reasonix.agent.compaction.Projection",
+        "reasonix.plugin.mcp.tools.LocalCapability",
+        "reasonix.tool.ToolContext",
+        "reasonix.tool.base.FunctionTool",
     }
 )
 

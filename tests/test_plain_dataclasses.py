@@ -163,6 +163,17 @@ RECORDS = {
     "reasonix.provider.sse": {"ServerSentEvent"},
     "reasonix.provider.http": {"RetryPolicy", "Timeouts"},
     "reasonix.config.trust": {"TrustItem"},
+    "reasonix.permission.approval": {"GateOutcome"},
+    "reasonix.permission.policy": {"Verdict"},
+    "reasonix.permission.bash.model": {"Segment", "BashAnalysis"},
+    "reasonix.permission.bash.lexer": {"Word"},
+    "reasonix.agent.telemetry": {"Cost"},
+    "reasonix.agent.subagent.skills": {"Skill"},
+    "reasonix.agent.subagent.agents": {"AgentSkill"},  # a Skill whose folder is None
+    "reasonix.plugin.mcp.tools": {"LocalCapability"},
+    "reasonix.agent.execute": {"_PreHooks"},
+    "reasonix.agent.compaction": {"Checkpoint", "Entry"},
+    "reasonix.agent.tokens": {"_Anchor"},
 }  # fmt: skip
 
 

@@ -27,9 +27,8 @@ from __future__ import annotations
 import enum
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
-from reasonix.lazy import dataclass, field
 from reasonix.provider.types import Message, Role
 
 if TYPE_CHECKING:
@@ -168,9 +167,11 @@ def message_from_record(record: Mapping[str, Any]) -> Message | None:
         return None
 
 
-@dataclass(frozen=True)
-class Checkpoint:
-    """The parsed content of a checkpoint record."""
+class Checkpoint(NamedTuple):
+    """The parsed content of a checkpoint record.
+
+    A named tuple, not a dataclass: an immutable record every session loads (issue 39).
+    """
 
     generation: int
     covers_through: int  # last canonical record index replaced by the digest (-1: none)
@@ -227,26 +228,41 @@ def failure_record(generation: int, status: str, reason: str) -> dict[str, Any]:
     return {"type": COMPACTION, "generation": generation, "status": status, "reason": reason}
 
 
-@dataclass(frozen=True)
-class Entry:
+class Entry(NamedTuple):
     """One projected message and the canonical record index it comes from.
 
-    The digest entry carries the checkpoint's ``covers_through`` index.
+    The digest entry carries the checkpoint's ``covers_through`` index. A named tuple,
+    not a dataclass: an immutable record made for every message (issue 39).
     """
 
-    index: int
+    # The field shadows tuple.index (mypy says so); nothing looks an entry's items up.
+    index: int  # type: ignore[assignment]
     message: Message
     digest: bool = False
 
 
-@dataclass
-class Projection:
-    """The current provider-visible view of a transcript."""
+_NO_CHECKPOINT = Checkpoint(0, -1, "")  # before any: nothing covered, nothing pruned
 
-    entries: list[Entry] = field(default_factory=list)
-    checkpoint: Checkpoint = field(default_factory=lambda: Checkpoint(0, -1, ""))
-    failures: dict[int, tuple[str, str]] = field(default_factory=dict)  # gen -> (status, reason)
-    seen: int = 0  # number of canonical records folded in
+
+class Projection:
+    """The current provider-visible view of a transcript.
+
+    ``failures`` maps a generation to its (status, reason); ``seen`` counts the
+    canonical records folded in. A plain class, not a dataclass: it grows in place as
+    records come (issue 39).
+    """
+
+    def __init__(
+        self,
+        entries: list[Entry] | None = None,
+        checkpoint: Checkpoint = _NO_CHECKPOINT,
+        failures: dict[int, tuple[str, str]] | None = None,
+        seen: int = 0,
+    ) -> None:
+        self.entries: list[Entry] = [] if entries is None else entries
+        self.checkpoint = checkpoint
+        self.failures: dict[int, tuple[str, str]] = {} if failures is None else failures
+        self.seen = seen
 
     @property
     def messages(self) -> list[Message]:
@@ -304,7 +320,7 @@ def _note_failure(failures: dict[int, tuple[str, str]], rec: Mapping[str, Any]) 
 
 def load_projection(records: Sequence[Mapping[str, Any]]) -> Projection:
     """Build the projection of a whole transcript: the last valid checkpoint applies."""
-    checkpoint = Checkpoint(0, -1, "")
+    checkpoint = _NO_CHECKPOINT
     failures: dict[int, tuple[str, str]] = {}
     # A session's records know where their checkpoints and failure notes are
     # (RecordView.positions): a long session is not walked for the few there are.

@@ -17,11 +17,11 @@ import json
 import threading
 import time
 from _queue import SimpleQueue
-from collections.abc import Callable, Generator
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Generator, Sequence
+from typing import TYPE_CHECKING, NamedTuple
 
 from reasonix.cancel import Cancel
-from reasonix.lazy import dataclass, field, replace
+from reasonix.lazy import replace
 from reasonix.permission.modes import Decision
 from reasonix.provider.types import ToolCall
 from reasonix.tool import Registry, Tool, ToolContext, ToolResult
@@ -105,7 +105,7 @@ def _base(ctx: ToolContext) -> str:
     return str(ctx.cwd if ctx.cwd is not None else ctx.workspace)
 
 
-def _with(text: str, context: list[str]) -> str:
+def _with(text: str, context: Sequence[str]) -> str:
     """``text`` followed by the context hooks added for the model."""
     return "\n\n".join([text, *context]) if context else text
 
@@ -150,13 +150,15 @@ def _post_tool_hooks(
     return replace(result, content=_with(result.content, extra)) if extra else result
 
 
-@dataclass
-class _PreHooks:
-    """What the hooks before a call decided: a verdict, their reason, context, new arguments."""
+class _PreHooks(NamedTuple):
+    """What the hooks before a call decided: a verdict, their reason, context, new arguments.
+
+    A named tuple, not a dataclass: an immutable record made for every call (issue 39).
+    """
 
     verdict: str = ""  # "deny" | "allow" | ""
     reason: str = ""
-    context: list[str] = field(default_factory=list)
+    context: tuple[str, ...] = ()
     args: dict[str, Any] | None = None  # the arguments after an updatedInput
 
 
@@ -166,9 +168,8 @@ def _hook_run(
 ) -> _PreHooks:  # fmt: skip
     """Run PreToolUse or PermissionRequest for one call; ``args`` are ours."""
     hooks = ctx.extra.get("hooks")
-    got = _PreHooks()
     if hooks is None or not hooks.selected(event, {}, call.name):
-        return got
+        return _PreHooks()
     from .hook_shapes import merge_updated_input, tool_input
 
     sent = tool_input(call.name, args, _base(ctx))
@@ -176,16 +177,16 @@ def _hook_run(
     outcome = hooks.run(event, fields, call.name)
     for text in outcome.notices:
         emit(Notice("hook", text))
-    got.context = list(outcome.context)
+    context = tuple(outcome.context)
     if outcome.blocked:
-        got.verdict, got.reason = "deny", outcome.reason
-        return got
+        return _PreHooks("deny", outcome.reason, context)
+    new_args = None
     if outcome.updated_input:
         schema = getattr(tool, "schema", None) or {}
         known = set(schema.get("properties", {})) if isinstance(schema, dict) else set()
-        got.args = merge_updated_input(call.name, args, sent, outcome.updated_input, known)
-    got.verdict = "allow" if outcome.permission == "allow" else ""
-    return got
+        new_args = merge_updated_input(call.name, args, sent, outcome.updated_input, known)
+    verdict = "allow" if outcome.permission == "allow" else ""
+    return _PreHooks(verdict, "", context, new_args)
 
 
 def _permission_request(
@@ -317,7 +318,7 @@ def run_calls(
     emit: Emit,
 ) -> list[ToolResult]:
     """Run ``calls`` (readers in parallel batches, writers in order); results in call order."""
-    ctx = replace(ctx, cancel=cancel)
+    ctx = ctx.replace(cancel=cancel)
     calls = list(calls)  # an updatedInput replaces a call here, never in the caller's list
     results: list[ToolResult | None] = [None] * len(calls)
     i = 0
@@ -335,7 +336,7 @@ def run_calls(
                 tool, extra, calls[j], context = got
                 # ctx.extra stays the shared dict unless this call adds to it (todos live there)
                 extras = {**ctx.extra, **extra} if extra else ctx.extra
-                call_ctx = replace(ctx, extra=extras, call_id=calls[j].id)
+                call_ctx = ctx.replace(extra=extras, call_id=calls[j].id)
                 admitted.append((j, tool, call_ctx, context))
         _run_batch(admitted, calls, emit, results)
         i = batch[-1] + 1

@@ -16,7 +16,6 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
-from reasonix.lazy import dataclass, field
 from reasonix.provider.types import Message, Role
 
 if TYPE_CHECKING:
@@ -58,12 +57,18 @@ def _rx() -> dict[str, re.Pattern[str]]:
     }
 
 
-@dataclass
 class LossReport:
-    """Per kind, the items the summary dropped (first :data:`PER_KIND`) and their count."""
+    """Per kind, the items the summary dropped (first :data:`PER_KIND`) and their count.
 
-    dropped: dict[str, list[str]] = field(default_factory=dict)
-    counts: dict[str, int] = field(default_factory=dict)
+    A plain class, not a dataclass: an accumulator (:meth:`merge`) every run's result
+    builds (issue 39).
+    """
+
+    def __init__(
+        self, dropped: dict[str, list[str]] | None = None, counts: dict[str, int] | None = None
+    ) -> None:
+        self.dropped: dict[str, list[str]] = {} if dropped is None else dropped
+        self.counts: dict[str, int] = {} if counts is None else counts
 
     @property
     def empty(self) -> bool:

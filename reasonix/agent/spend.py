@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING
 
 from reasonix.agent.telemetry import estimate_cost
 from reasonix.errors import UsageError
-from reasonix.lazy import dataclass, field
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
@@ -59,20 +58,29 @@ def combine(*checks: Callable[..., str] | None) -> Callable[..., str] | None:
     return spent
 
 
-@dataclass
 class RunBudget:
     """The limits of one run or chat session; 0 means no limit on that measure.
 
     ``usage`` gives the run's usage so far (the parent's requests and every
     finished sub-agent's); ``price`` the model's price (None: unpriced).
+    ``started`` is a ``time.monotonic()`` reading (None: now). ``base`` holds the
+    amounts first set: a grant adds these again, however many grants came before.
+    A plain class, not a dataclass: one per run, mutated by grants (issue 39).
     """
 
-    max_cost: float = 0.0
-    max_tokens: int = 0
-    max_seconds: float = 0.0
-    started: float = field(default_factory=time.monotonic)
-    # the amounts first set: a grant adds these again, however many grants came before
-    base: tuple[float, int, float] | None = None
+    def __init__(
+        self,
+        max_cost: float = 0.0,
+        max_tokens: int = 0,
+        max_seconds: float = 0.0,
+        started: float | None = None,
+        base: tuple[float, int, float] | None = None,
+    ) -> None:
+        self.max_cost = max_cost
+        self.max_tokens = max_tokens
+        self.max_seconds = max_seconds
+        self.started = time.monotonic() if started is None else started
+        self.base = base
 
     @property
     def active(self) -> bool:

@@ -13,9 +13,8 @@ optionally ``cache_read``, ``cache_write`` and ``currency`` (USD or CNY).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
-from reasonix.lazy import dataclass, field
 from reasonix.provider.types import Usage
 
 if TYPE_CHECKING:
@@ -47,9 +46,12 @@ DELEGATION_COUNTERS = (
 )
 
 
-@dataclass(frozen=True)
-class Cost:
-    """An estimated price of a run in one currency."""
+class Cost(NamedTuple):
+    """An estimated price of a run in one currency.
+
+    A named tuple, not a dataclass: an immutable record made for every priced report
+    (issue 39).
+    """
 
     amount: float
     currency: str
@@ -128,12 +130,21 @@ def estimate_cost(u: Usage, price: Mapping[str, Any] | None) -> Cost | None:
     return Cost(round(total, 6), str(price.get("currency") or "USD").upper())
 
 
-@dataclass
 class Telemetry:
-    """Per-request usage plus counters, accumulated over one run."""
+    """Per-request usage plus counters, accumulated over one run.
 
-    per_request: list[Usage] = field(default_factory=list)
-    counters: dict[str, int] = field(default_factory=lambda: dict.fromkeys(DELEGATION_COUNTERS, 0))
+    ``per_request`` starts empty and ``counters`` at zero for each of
+    :data:`DELEGATION_COUNTERS` unless given. A plain class, not a dataclass: an
+    accumulator every run builds before its first request (issue 39).
+    """
+
+    def __init__(
+        self, per_request: list[Usage] | None = None, counters: dict[str, int] | None = None
+    ) -> None:
+        self.per_request: list[Usage] = [] if per_request is None else per_request
+        self.counters: dict[str, int] = (
+            dict.fromkeys(DELEGATION_COUNTERS, 0) if counters is None else counters
+        )
 
     def add_usage(self, u: Usage) -> None:
         """Record one model request's usage."""

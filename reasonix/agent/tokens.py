@@ -23,9 +23,8 @@ import math
 import re
 import threading
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
-from reasonix.lazy import dataclass
 from reasonix.provider.types import Message, ToolSchema
 
 if TYPE_CHECKING:
@@ -232,9 +231,11 @@ def estimate_request(
     )
 
 
-@dataclass
-class _Anchor:
-    """What the provider told us about the last request that was sent."""
+class _Anchor(NamedTuple):
+    """What the provider told us about the last request that was sent.
+
+    A named tuple, not a dataclass: replaced whole after every request (issue 39).
+    """
 
     messages: tuple[Message, ...]  # the sent message objects, in order (kept alive)
     reported: int  # provider's prompt tokens for the whole request

@@ -38,7 +38,6 @@ from reasonix.agent.execute import run_in_worker
 from reasonix.cancel import Cancel
 from reasonix.command.api import CommandTurn
 from reasonix.config.command_trust import ShellLine, find_shell_lines
-from reasonix.lazy import replace
 from reasonix.provider.types import ToolCall, Usage
 
 if TYPE_CHECKING:
@@ -139,7 +138,7 @@ def _shell_lines(
     base = rt.agent.tool_ctx
     # The turn's checkpoint starts with its message, after these lines: they are not
     # part of a /rewind point (a shell line that writes files is the user's own command).
-    ctx = replace(base, extra={k: v for k, v in base.extra.items() if k != "checkpoints"})
+    ctx = base.replace(extra={k: v for k, v in base.extra.items() if k != "checkpoints"})
     refused: dict[str, str] = {}
     worker = run_in_worker(calls, rt.registry, rt.gate, ctx, cancel, rt.approver)
     try:

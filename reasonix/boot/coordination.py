@@ -28,7 +28,7 @@ from reasonix.agent.prompt import environment_summary
 from reasonix.agent.session import Session
 from reasonix.config.model import Config, ResolvedModel
 from reasonix.errors import ConfigError
-from reasonix.lazy import dataclass, replace
+from reasonix.lazy import dataclass
 from reasonix.permission.modes import Decision
 from reasonix.tool import Registry, Tool, ToolContext
 
@@ -205,7 +205,7 @@ def build_host(
         p = Planner(
             planner.provider, planner.registry, sessions,
             model=planner.resolved.model,
-            tool_ctx=replace(tool_ctx, extra=dict(tool_ctx.extra)),
+            tool_ctx=tool_ctx.replace(extra=dict(tool_ctx.extra)),
             telemetry=agent.telemetry, gate=gate, approver=approver,
             temperature=cfg.agent.temperature, effort=cfg.agent.effort,
             instructions=instructions, max_tokens=lambda: budget.max_tokens(lambda: 0),

@@ -39,7 +39,6 @@ from reasonix.agent.subagent.skills import skill_index
 from reasonix.agent.window import ContextWindow
 from reasonix.config.model import Config, ResolvedModel
 from reasonix.errors import ReasonixError, UsageError
-from reasonix.lazy import replace
 from reasonix.tool import Registry, ToolContext
 
 from .coordination import (
@@ -257,7 +256,7 @@ class Runtime:
             s,
             model=resolved.model,
             system=system,
-            tool_ctx=replace(self.tool_ctx, session_id=s.id),
+            tool_ctx=self.tool_ctx.replace(session_id=s.id),
             gate=self.gate,
             approver=self.approver,
             max_steps=cfg.agent.max_steps,

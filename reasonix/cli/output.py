@@ -29,7 +29,6 @@ from reasonix.agent.events import (
     WebSearch,
 )
 from reasonix.agent.telemetry import Telemetry, estimate_cost, usage_fields
-from reasonix.lazy import dataclass, field
 
 if TYPE_CHECKING:
     from typing import IO, Any
@@ -177,23 +176,38 @@ _SUBTYPES = {
 }
 
 
-@dataclass
 class RunOutcome:
-    """What one headless run ended with, gathered while consuming events."""
+    """What one headless run ended with, gathered while consuming events.
 
-    result: str = ""
-    # complete | max_steps | cancelled | error | plan_saved | awaiting_approval |
-    # goal_paused | goal_blocked | plan_rejected | max_tokens | refusal | content_filter |
-    # budget
-    reason: str = ""
-    error: str = ""
-    error_type: str = ""
-    error_kind: str = ""  # errors.classify(): "context.exhausted", "provider.transient", …
-    num_turns: int = 0
-    session_id: str = ""
-    model: str = ""
-    # route / plan_id are always present (None until known), COORD telemetry
-    extra: dict[str, Any] = field(default_factory=lambda: {"route": None, "plan_id": None})
+    ``reason`` is one of complete | max_steps | cancelled | error | plan_saved |
+    awaiting_approval | goal_paused | goal_blocked | plan_rejected | max_tokens | refusal |
+    content_filter | budget; ``error_kind`` is errors.classify()'s ("context.exhausted",
+    "provider.transient", …); ``extra`` always holds ``route`` and ``plan_id`` (None until
+    known, COORD telemetry) unless given. A plain class, not a dataclass: an accumulator
+    every run fills in place (issue 39).
+    """
+
+    def __init__(
+        self,
+        result: str = "",
+        reason: str = "",
+        error: str = "",
+        error_type: str = "",
+        error_kind: str = "",
+        num_turns: int = 0,
+        session_id: str = "",
+        model: str = "",
+        extra: dict[str, Any] | None = None,
+    ) -> None:
+        self.result = result
+        self.reason = reason
+        self.error = error
+        self.error_type = error_type
+        self.error_kind = error_kind
+        self.num_turns = num_turns
+        self.session_id = session_id
+        self.model = model
+        self.extra: dict[str, Any] = {"route": None, "plan_id": None} if extra is None else extra
 
     @property
     def ok(self) -> bool:

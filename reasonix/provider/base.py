@@ -15,7 +15,6 @@ from urllib.parse import urlsplit
 
 from reasonix.cancel import Cancel
 from reasonix.errors import MissingAPIKey, ProviderAPIError, ProviderError, ProviderStreamError
-from reasonix.lazy import dataclass, field
 from reasonix.provider.http import HTTPClient, StreamResponse, vendor_message
 from reasonix.provider.sampling import Refusals
 from reasonix.provider.sse import ServerSentEvent, SSEDecoder
@@ -114,13 +113,16 @@ def parse_arguments(raw: str) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-@dataclass
 class PartialCall:
-    """A tool call being assembled from deltas."""
+    """A tool call being assembled from deltas (``parts`` of its arguments' text).
 
-    id: str = ""
-    name: str = ""
-    parts: list[str] = field(default_factory=list)
+    A plain class, not a dataclass: a builder the stream folds fill in place (issue 39).
+    """
+
+    def __init__(self, id: str = "", name: str = "", parts: list[str] | None = None) -> None:
+        self.id = id
+        self.name = name
+        self.parts: list[str] = [] if parts is None else parts
 
     def complete(self, fallback_id: str, where: str) -> ToolCall:
         """The finished call; a call that never got a name is a broken stream."""

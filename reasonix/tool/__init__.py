@@ -73,31 +73,61 @@ class ToolResult:
         return cls(content=message, is_error=True, metadata=dict(metadata))
 
 
-@dataclass
 class ToolContext:
     """Per-call environment handed to :meth:`Tool.execute`.
 
-    Fields may grow; every field has a default so tests can build one cheaply.
+    Fields may grow; every field has a default so tests can build one cheaply:
+    ``workspace`` the current directory, lists and ``extra`` empty, a fresh
+    :class:`~reasonix.cancel.Cancel` and local :class:`~.ports.ToolPorts`.
+    ``secrets`` are Reasonix's own secret files (config.paths.secret_paths()): never
+    read, never written. ``sandbox`` holds the permission.sandbox settings (None: run
+    unsandboxed); ``ports`` is where file and bash I/O goes when a frontend owns it
+    (ACP); ``call_id`` the tool call being executed (set per call by the agent).
+
+    A plain class, not a dataclass: every run makes one before its first request and
+    copies it per call with :meth:`replace` (issue 39).
     """
 
-    workspace: Path = field(default_factory=Path.cwd)
-    cwd: Path | None = None
-    write_roots: list[Path] = field(default_factory=list)
-    forbid_read: list[Path] = field(default_factory=list)
-    # Reasonix's own secret files (config.paths.secret_paths()): never read, never written
-    secrets: list[Path] = field(default_factory=list)
-    cancel: Cancel = field(default_factory=Cancel)
-    bash_timeout: float = 120.0
-    sandbox: Any = None  # permission.sandbox settings; None = run unsandboxed
-    session_id: str = ""
-    state_dir: Path | None = None
-    config_dir: Path | None = None
-    progress: Callable[[str], None] | None = None
-    headless: bool = True
-    extra: dict[str, Any] = field(default_factory=dict)
-    # where file and bash I/O goes when a frontend owns it (ACP); empty = local
-    ports: ToolPorts = field(default_factory=ToolPorts)
-    call_id: str = ""  # the tool call being executed (set per call by the agent)
+    def __init__(
+        self,
+        workspace: Path | None = None,
+        cwd: Path | None = None,
+        write_roots: list[Path] | None = None,
+        forbid_read: list[Path] | None = None,
+        secrets: list[Path] | None = None,
+        cancel: Cancel | None = None,
+        bash_timeout: float = 120.0,
+        sandbox: Any = None,
+        session_id: str = "",
+        state_dir: Path | None = None,
+        config_dir: Path | None = None,
+        progress: Callable[[str], None] | None = None,
+        headless: bool = True,
+        extra: dict[str, Any] | None = None,
+        ports: ToolPorts | None = None,
+        call_id: str = "",
+    ) -> None:
+        self.workspace: Path = Path.cwd() if workspace is None else workspace
+        self.cwd = cwd
+        self.write_roots: list[Path] = [] if write_roots is None else write_roots
+        self.forbid_read: list[Path] = [] if forbid_read is None else forbid_read
+        self.secrets: list[Path] = [] if secrets is None else secrets
+        self.cancel: Cancel = Cancel() if cancel is None else cancel
+        self.bash_timeout = bash_timeout
+        self.sandbox = sandbox
+        self.session_id = session_id
+        self.state_dir = state_dir
+        self.config_dir = config_dir
+        self.progress = progress
+        self.headless = headless
+        self.extra: dict[str, Any] = {} if extra is None else extra
+        self.ports: ToolPorts = ToolPorts() if ports is None else ports
+        self.call_id = call_id
+
+    def replace(self, **changes: Any) -> ToolContext:
+        """A new context with ``changes`` and every other field as here (the same objects,
+        as :func:`dataclasses.replace` gives); TypeError for an unknown field."""
+        return ToolContext(**{**vars(self), **changes})
 
 
 @runtime_checkable

@@ -13,7 +13,6 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from reasonix.errors import Cancelled, ReasonixError, ToolError
-from reasonix.lazy import dataclass, field
 from reasonix.tool import ToolContext, ToolResult
 
 if TYPE_CHECKING:
@@ -81,20 +80,30 @@ def _check_type(key: str, item: Any, spec: dict[str, Any]) -> None:
         raise ToolError(f"argument {key!r} must be one of {choices}")
 
 
-@dataclass
 class FunctionTool:
     """A Tool whose behaviour is ``fn(args, ctx)``.
 
     ``fn`` returns a :class:`ToolResult` or plain text; raising
-    :class:`ToolError` gives an error result.
+    :class:`ToolError` gives an error result. ``metadata`` starts empty unless given.
+    A plain class, not a dataclass: every run makes some before its first request, and
+    a registry may canonicalise a tool's ``schema`` in place (issue 39).
     """
 
-    name: str
-    description: str
-    schema: dict[str, Any]
-    fn: Callable[[dict[str, Any], ToolContext], ToolResult | str]
-    read_only: bool = False
-    metadata: dict[str, Any] = field(default_factory=dict)
+    def __init__(
+        self,
+        name: str,
+        description: str,
+        schema: dict[str, Any],
+        fn: Callable[[dict[str, Any], ToolContext], ToolResult | str],
+        read_only: bool = False,
+        metadata: dict[str, Any] | None = None,
+    ) -> None:
+        self.name = name
+        self.description = description
+        self.schema = schema
+        self.fn = fn
+        self.read_only = read_only
+        self.metadata: dict[str, Any] = {} if metadata is None else metadata
 
     def execute(self, args_json: str, ctx: ToolContext) -> ToolResult:
         """Parse arguments, run ``fn`` and convert failures into error results."""

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import pkgutil
 import re
@@ -72,7 +71,16 @@ def test_a_changed_description_is_detected(registry: Registry) -> None:
     changed = Registry()
     for t in registry.tools():
         changed.add(t)
-    changed.add(dataclasses.replace(tool, description=tool.description + " Changed."))
+    changed.add(
+        FunctionTool(
+            tool.name,
+            tool.description + " Changed.",
+            tool.schema,
+            tool.fn,
+            tool.read_only,
+            tool.metadata,
+        )
+    )
     committed = (DOCS / "TOOL_CONTRACT.md").read_text(encoding="utf-8")
     assert render_contract(changed, "en") != committed
     assert drifted(changed, DOCS) == sorted(CONTRACT_FILES)

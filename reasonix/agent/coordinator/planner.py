@@ -25,7 +25,6 @@ from typing import TYPE_CHECKING
 from reasonix.cancel import Cancel
 from reasonix.config.paths import sessions_dir
 from reasonix.errors import Cancelled, ReasonixError
-from reasonix.lazy import replace
 from reasonix.provider import Provider
 from reasonix.provider.types import Message, Request, Role, ToolSchema, Usage
 from reasonix.tool import Registry, ToolContext
@@ -263,7 +262,7 @@ class Planner:
             cancel.raise_if_cancelled()
 
     def _ctx(self) -> ToolContext:
-        return replace(self.tool_ctx, session_id=self.sessions.get().id)
+        return self.tool_ctx.replace(session_id=self.sessions.get().id)
 
     def _ask(self, request: Request, cancel: Cancel, step: int) -> Generator[Event, None, Message]:
         yield StepStart(step)

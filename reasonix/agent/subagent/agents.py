@@ -61,6 +61,8 @@ class AgentSkill(Skill):
     """A skill made from one agent file: it has no folder of its own (the agents folder
     holds other agents, not files of this one), so it lists and reads no files."""
 
+    __slots__ = ()  # a record like its base: no per-instance ``__dict__``
+
     @property
     def directory(self) -> Path | None:
         """None: an agent file is the whole agent."""

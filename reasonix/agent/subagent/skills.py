@@ -29,12 +29,13 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
+from types import MappingProxyType
+from typing import NamedTuple
 
 from reasonix.charsets import ASCII_ALNUM
 from reasonix.command.frontmatter import FrontmatterError, parse
-from reasonix.lazy import dataclass, field
 
 __all__ = [
     "RESOURCE_DIRS",
@@ -83,16 +84,19 @@ def valid_name(name: str) -> bool:
     return bool(bare) and bare[0] in _NAME_START and _NAME_CHARS.issuperset(bare)
 
 
-@dataclass(frozen=True)
-class Skill:
-    """One skill: its identifier, frontmatter (lower-cased keys) and body."""
+class Skill(NamedTuple):
+    """One skill: its identifier, frontmatter (lower-cased keys) and body.
+
+    A named tuple, not a dataclass: an immutable record every run makes for each skill
+    it finds (issue 39). A subclass (agents.AgentSkill) sets ``__slots__ = ()``.
+    """
 
     name: str
     description: str
     body: str
     scope: str  # project | claude-project | global | claude-user | builtin
     path: str = ""  # the SKILL.md file ("" for a built-in)
-    meta: dict[str, str] = field(default_factory=dict)
+    meta: Mapping[str, str] = MappingProxyType({})  # read-only: shared by every default
 
     @property
     def run_as(self) -> str:
@@ -160,12 +164,15 @@ class Skill:
         return base is not None and any((base / d).exists() for d in RESOURCE_DIRS)
 
 
-@dataclass
 class SkillSet:
-    """The skills of one workspace in precedence order, plus what discovery skipped."""
+    """The skills of one workspace in precedence order, plus what discovery skipped.
 
-    skills: list[Skill] = field(default_factory=list)
-    notices: list[str] = field(default_factory=list)
+    A plain class, not a dataclass: built once per run and extended in place (issue 39).
+    """
+
+    def __init__(self, skills: list[Skill] | None = None, notices: list[str] | None = None) -> None:
+        self.skills: list[Skill] = [] if skills is None else skills
+        self.notices: list[str] = [] if notices is None else notices
 
     def get(self, name: str) -> Skill | None:
         """The skill called ``name`` (case-sensitive), or None."""

@@ -9,11 +9,11 @@ called exactly like MCP targets, without this layer knowing what they do.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Mapping, Sequence
+from types import MappingProxyType
+from typing import TYPE_CHECKING, NamedTuple
 
 from reasonix.errors import ReasonixError
-from reasonix.lazy import dataclass, field
 from reasonix.plugin.mcp.render import tool_id
 from reasonix.tool import Tool, ToolContext, ToolResult
 
@@ -24,7 +24,6 @@ if TYPE_CHECKING:  # types only: use_capability must not pull in the transports
     from reasonix.plugin.mcp.runtime import ProgressSink, ServerRuntime
 
 __all__ = [
-    "Allow",
     "LocalCapability",
     "McpTool",
     "UseCapabilityTool",
@@ -34,11 +33,9 @@ __all__ = [
 
 EMPTY_SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}
 
-# (tool id, tool spec) -> None to allow, or the reason for refusing.
+# (tool id, tool spec) -> None to allow, or the reason for refusing (annotations only).
 if TYPE_CHECKING:
     Allow = Callable[[str, dict[str, Any]], "str | None"]
-else:  # the same alias for annotations, without typing's Any
-    Allow = Callable
 
 
 def parse_arguments(args_json: str) -> dict[str, Any] | ToolResult:
@@ -67,20 +64,21 @@ def progress_sink(ctx: ToolContext, label: str) -> ProgressSink | None:
     return sink
 
 
-@dataclass(frozen=True)
-class LocalCapability:
+class LocalCapability(NamedTuple):
     """An in-process ``use_capability`` target, e.g. server ``session``, tool ``tool_result``.
 
     ``run(arguments, ctx)`` returns the result (text or a ToolResult) and may
     raise :class:`~reasonix.errors.ReasonixError` for a model-readable error.
-    ``read_only`` calls pass the permission gate as readers.
+    ``read_only`` calls pass the permission gate as readers. A named tuple, not a
+    dataclass: an immutable record every run with a session pager makes (issue 39).
     """
 
     server: str
     tool: str
     description: str
     run: Callable[[dict[str, Any], ToolContext], ToolResult | str]
-    input_schema: dict[str, Any] = field(default_factory=lambda: dict(EMPTY_SCHEMA))
+    # read-only, shared by every default: :attr:`spec` hands out a copy
+    input_schema: Mapping[str, Any] = MappingProxyType(EMPTY_SCHEMA)
     read_only: bool = True
 
     @property
@@ -89,7 +87,7 @@ class LocalCapability:
         return {
             "name": self.tool,
             "description": self.description,
-            "inputSchema": self.input_schema,
+            "inputSchema": dict(self.input_schema),
             "annotations": {"readOnlyHint": self.read_only},
         }
 
