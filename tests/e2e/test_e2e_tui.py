@@ -251,7 +251,9 @@ def test_a_crash_in_the_view_restores_the_terminal_and_keeps_the_session(
     ws = tmp_path / "repo"
     # Fault injection: the view's frame function raises once the runtime is ready.
     boom = (
-        "import sys; sys.path.insert(0, sys.argv[1]); sys.argv[1:] = []\n"
+        "import sys; sys.path.insert(0, sys.argv[1])\n"
+        # the .pyz as a library: its payload takes its place on sys.path (as remote serve's)
+        "from reasonix._pyzarchive import importable; importable(sys.argv[1]); sys.argv[1:] = []\n"
         "from reasonix.cli.tui import view\n"
         "real = view.render_frame\n"
         "def render_frame(state, w, h):\n"
