@@ -144,7 +144,8 @@ def _checkpoint_turn(ws: Path, state: Path) -> Callable[[], None]:
     """One turn per call: the checkpoints of a turn whose file tool changed 3 files (its
     "before" at the first write, the write, its "after" at the end), as the agent takes
     them."""
-    from reasonix.agent.checkpoints import CheckpointStore, TurnRecorder
+    from reasonix.agent.checkpoints import CheckpointStore
+    from reasonix.agent.turnrecorder import TurnRecorder
 
     store = CheckpointStore(ws, root=state)
     store.snapshot("first")  # the repository (and in the big tree its index) exist

@@ -46,7 +46,8 @@ ALLOWED: frozenset[str] = frozenset(
     reasonix.tool reasonix.tool.base reasonix.tool.builtin reasonix.tool.builtin._catalog
     reasonix.tool.children reasonix.tool.paths reasonix.tool.ports
     reasonix.agent reasonix.agent.budget reasonix.agent.cachebreak reasonix.agent.checklog
-    reasonix.agent.checkpoints reasonix.agent.compaction reasonix.agent.context
+    reasonix.agent.checkpoints reasonix.agent.turnrecorder reasonix.agent.compaction
+    reasonix.agent.context
     reasonix.agent.directives reasonix.agent.events reasonix.agent.execute reasonix.agent.hooks
     reasonix.agent.instructions reasonix.agent.loop reasonix.agent.nudge
     reasonix.agent.oversize reasonix.agent.prompt reasonix.agent.session

@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from reasonix import idle
-from reasonix.agent.checkpoints import TurnRecorder
 from reasonix.agent.coordinator import Host
 from reasonix.agent.events import Runner
 from reasonix.agent.execute import EventApprover
@@ -36,6 +35,7 @@ from reasonix.agent.memory.wiring import (
 from reasonix.agent.prompt import skills_update, system_prompt
 from reasonix.agent.session import Session
 from reasonix.agent.subagent.skills import skill_index
+from reasonix.agent.turnrecorder import TurnRecorder
 from reasonix.agent.window import ContextWindow
 from reasonix.config.model import Config, ResolvedModel
 from reasonix.errors import ReasonixError, UsageError

@@ -8,9 +8,10 @@ from pathlib import Path
 import pytest
 
 from reasonix.agent import checkpoints
-from reasonix.agent.checkpoints import CheckpointStore, TurnRecorder
+from reasonix.agent.checkpoints import CheckpointStore
 from reasonix.agent.rewind import rewind
 from reasonix.agent.session import Session
+from reasonix.agent.turnrecorder import TurnRecorder
 
 
 def test_ignored_and_oversized_files_are_not_kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch

@@ -12,11 +12,12 @@ from typing import Any
 import pytest
 from agent_scripted import ScriptedProvider, calls, text
 
-from reasonix.agent.checkpoints import CheckpointStore, TurnRecorder
+from reasonix.agent.checkpoints import CheckpointStore
 from reasonix.agent.events import Notice
 from reasonix.agent.loop import Agent
 from reasonix.agent.rewind import rewind
 from reasonix.agent.session import Session
+from reasonix.agent.turnrecorder import TurnRecorder
 from reasonix.cancel import Cancel
 from reasonix.cli.main import main
 from reasonix.tool import Registry, ToolContext

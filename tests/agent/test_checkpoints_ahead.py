@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from reasonix.agent.checkpoints import CheckpointStore, StaleTree, TurnRecorder
+from reasonix.agent.checkpoints import CheckpointStore, StaleTree
+from reasonix.agent.turnrecorder import TurnRecorder
 
 
 def _workspace(tmp_path: Path) -> Path:

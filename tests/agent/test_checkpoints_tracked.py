@@ -10,11 +10,12 @@ from pathlib import Path
 import pytest
 
 from reasonix.agent import snaplist, snaptree
-from reasonix.agent.checkpoints import CheckpointStore, TurnRecorder
+from reasonix.agent.checkpoints import CheckpointStore
 from reasonix.agent.execute import run_calls
 from reasonix.agent.rewind import rewind, undo
 from reasonix.agent.session import Session
 from reasonix.agent.snapedit import edit_tree, entry_now
+from reasonix.agent.turnrecorder import TurnRecorder
 from reasonix.cancel import Cancel
 from reasonix.provider.types import ToolCall
 from reasonix.tool import Registry, ToolContext

@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from reasonix.agent.checkpoints import CheckpointStore, TurnRecorder
+from reasonix.agent.checkpoints import CheckpointStore
 from reasonix.agent.rewind import rewind, undo
 from reasonix.agent.session import Session
+from reasonix.agent.turnrecorder import TurnRecorder
 
 
 def _agent_turn(ws: Path, store: CheckpointStore, change: Callable[[], None]) -> Session:
