@@ -182,3 +182,46 @@ def test_history_over_a_resumed_session_finds_and_shows_the_same(
         shown[reader.__name__] = [built, loaded]
     assert shown["open_records"] == shown["read_records"]
     assert shown["read_records"][0] == shown["read_records"][1] != "(no matches)"
+
+
+def test_no_garbage_collection_runs_while_a_transcript_is_parsed(
+    long_path: Path, tmp_path: Path
+) -> None:
+    """Every parsed record is kept, so a collection while reading finds nothing: counted
+    with the collector's own callbacks (at most the one that runs as it is switched back
+    on, where a read of these 6,000 small records would otherwise run dozens)."""
+    import gc
+
+    lines = _lines(long_path)
+    small = [line for line in lines if len(line) < 400 and b'"type":"message"' in line]
+    path = tmp_path / "many.jsonl"
+    path.write_bytes(lines[0] + b"".join(small[i % len(small)] for i in range(6000)))
+    passes: list[str] = []
+
+    def note(phase: str, info: dict[str, Any]) -> None:
+        if phase == "start":
+            passes.append(phase)
+
+    assert gc.isenabled() and small
+    gc.callbacks.append(note)
+    try:
+        gc.collect()  # the count starts from an empty first generation
+        passes.clear()
+        held = open_records(path)
+        during = len(passes)
+    finally:
+        gc.callbacks.remove(note)
+    assert len(held) == 6001
+    assert during <= 1
+    assert gc.isenabled()
+
+
+def test_a_paused_collector_stays_as_the_caller_left_it(long_path: Path) -> None:
+    import gc
+
+    gc.disable()
+    try:
+        open_records(long_path)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
