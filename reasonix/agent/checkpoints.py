@@ -244,6 +244,10 @@ class CheckpointStore:
                 self._tree = (index, tree) if index else None
             return tree, too_big
 
+    def has_snapshot(self) -> bool:
+        """True once a snapshot was recorded as the latest (one look; nothing is made)."""
+        return (self.git_dir / "refs" / "reasonix" / "latest").is_file()
+
     def latest_tree(self) -> str | None:
         """The tree of the latest snapshot, None when there is none (or refs git keeps)."""
         with self._lock:
@@ -286,7 +290,7 @@ class CheckpointStore:
         snapshot's): what a file grown too big keeps."""
         found = {n: self._entries[n] for n in names if n in self._entries}
         missing = {n for n in names if n not in found}
-        if missing and (self.git_dir / "refs" / "reasonix" / "latest").is_file():
+        if missing and self.has_snapshot():
             specs = [f":(literal){os.fsdecode(n)}" for n in sorted(missing)]  # no globbing
             out = self.git("ls-tree", "-z", "refs/reasonix/latest", "--", *specs)
             for row in out.split(b"\0"):

@@ -125,10 +125,17 @@ class TurnRecorder:
         self._last = (session, number)
 
     def tools_starting(self, full: bool = True) -> None:
-        """A round of tool calls is about to run: prepare the "before" tree, once per turn;
-        not when (``full`` False) every call of the round reads or names its file."""
+        """A round of tool calls is about to run: prepare the "before" tree, once per turn.
+
+        Not when (``full`` False) every call of the round reads or names its file:
+        such a turn is recorded from its files on the latest snapshot, unless the
+        store holds none yet (a project's first turn), when its first write starts
+        from a whole tree anyway; that tree is prepared ahead here too.
+        """
         turn = self._turn
-        if full and turn is not None and not turn.before and self._before is None:
+        if turn is None or turn.before or self._before is not None:
+            return
+        if full or not self.store.has_snapshot():
             self._before = _Ahead(self.store)
 
     def tools_done(self) -> None:

@@ -246,3 +246,38 @@ def test_edit_tree_writes_the_trees_git_writes(tmp_path: Path) -> None:
     theirs = subprocess.run(["git", "write-tree"], cwd=ws, env=env, check=True,
                             capture_output=True, text=True).stdout.strip()  # fmt: skip
     assert ours == theirs
+
+
+def test_a_projects_first_turn_prepares_its_whole_before_tree_ahead(tmp_path: Path) -> None:
+    """With no snapshot yet, a turn's first write starts from a whole tree: a round that
+    only reads or names its files prepares it on the side, and the write takes it; once
+    a snapshot exists, such a round prepares nothing."""
+    ws = _tree(tmp_path)
+    store = _Counting(ws)
+    session = Session.create(ws)
+    rec = TurnRecorder(store)
+    target = ws / "pkg0" / "d0" / "m0.py"
+    rec.begin(session.id, 0, "read, then edit")
+    assert not store.has_snapshot()
+    rec.tools_starting(full=False)  # a round of reads
+    ahead = rec._before
+    assert ahead is not None
+    ahead.thread.join()
+    rec.tools_done()
+    rec.tools_starting(full=False)  # a round with an edit naming its file
+    rec.before_write([target])
+    assert rec._before is None and ahead.result is not None  # taken, not made again
+    target.write_text("agent\n")
+    rec.tools_done()
+    rec.end()
+    rec.settle()
+    assert store.has_snapshot() and not rec.off, rec.off
+    turn = store.turns(session.id)[0]
+    assert store.content(turn.before, "pkg0/d0/m0.py") == b"v0 = 0\n"
+    assert store.content(turn.after, "pkg0/d0/m0.py") == b"agent\n"
+
+    rec.begin(session.id, 1, "read again")
+    rec.tools_starting(full=False)
+    assert rec._before is None  # a snapshot exists: the turn is recorded from its files
+    rec.end()
+    session.close()
