@@ -75,9 +75,11 @@ class CheckpointStore:
         self._git: str | None = None  # the git program, once looked up
         self.native = True  # small workspaces: trees written by us (reasonix.agent.snaptree)
         self._stats: StatCache = {}
-        self._rules: list[str] | None = None  # see _own_rules
+        self._rules: list[str] | None = None  # see own_rules
         self._rules_known = False
         self._entries: Entries = {}  # the last tree we wrote, by file
+        # git's ignore answers by name, with the rules files they stand on (snapedit)
+        self.ignored: dict[bytes, tuple[tuple[object, ...], bool]] = {}
 
     def finish_later(self, target: Callable[[], None], name: str) -> None:
         """Run ``target`` on a thread that :meth:`settle` (so every reader of the log)
@@ -163,7 +165,7 @@ class CheckpointStore:
             excludes.append("/" + str(state_dir().resolve().relative_to(self.workspace)) + "/")
         return excludes
 
-    def _own_rules(self) -> list[str] | None:
+    def own_rules(self) -> list[str] | None:
         """The root-anchored excludes when ``info/exclude`` is the one :meth:`_ensure`
         writes and the config names no excludes file (so no ignore rule of git's is
         unknown to :func:`~reasonix.agent.snaplist.list_plain`); else None."""
@@ -200,7 +202,7 @@ class CheckpointStore:
             indexed = (self.git_dir / "index").exists()
             listed = None
             native = not indexed and self.native and self._is_plain()
-            rules = self._own_rules() if native else None
+            rules = self.own_rules() if native else None
             if rules is not None:  # no ignore rule anywhere: the files, without a git process
                 from reasonix.agent.snaplist import list_plain
                 from reasonix.agent.snaptree import NATIVE_FILES

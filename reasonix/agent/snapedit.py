@@ -10,8 +10,9 @@ they are at the turn's end. Only the trees on those files' paths are read and
 written (:func:`edit_tree`), so the cost does not grow with the workspace.
 
 A file a full snapshot leaves out is left out here too: one outside the
-workspace, or one the ignore rules exclude (asked of ``git check-ignore``); a
-file over the size limit keeps the entry it had. A file below a nested
+workspace, or one the ignore rules exclude (asked of ``git check-ignore``
+once per file and rules, see :func:`tracked_names`); a file over the size
+limit keeps the entry it had. A file below a nested
 repository, a special file, or anything a tool without named files (``bash``,
 an MCP tool, a hook) may have written, makes the turn a full one again
 (:class:`TrackedTurn` gives what the full "before" tree needs).
@@ -21,11 +22,13 @@ from __future__ import annotations
 
 import os
 import stat
+import sys
 import zlib
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from reasonix.agent.snaplist import global_excludes
 from reasonix.agent.snaptree import write_object
 
 if TYPE_CHECKING:
@@ -270,9 +273,23 @@ class TrackedTurn:
 def tracked_names(store: CheckpointStore, paths: Iterable[Path]) -> list[bytes]:
     """The work-tree names of ``paths`` a snapshot holds: outside the workspace or
     ignored, a path is left out (as a full snapshot leaves it); :class:`Untrackable`
-    below a nested repository."""
+    below a nested repository.
+
+    Whether a name is ignored depends only on the ``.gitignore`` files on its path
+    and on the repository's and the user's excludes files. With none of the first,
+    the repository's own excludes are judged here (:func:`_own_ignored`); else git
+    judges, and its answer is kept in ``store.ignored`` with the identity of each of
+    those files, so a file written again in a later turn costs no git process until
+    one of them changes.
+    """
     workspace = store.workspace
     names: list[bytes] = []
+    stamps: dict[bytes, tuple[object, ...]] = {}
+    excludes = global_excludes(os.environ)
+    common = (
+        _stamp(excludes) if excludes is not None else None,
+        _stamp(store.git_dir / "info" / "exclude"),
+    )
     for path in paths:
         try:
             rel = path.relative_to(workspace)
@@ -281,15 +298,68 @@ def tracked_names(store: CheckpointStore, paths: Iterable[Path]) -> list[bytes]:
         if not rel.parts:
             raise Untrackable("the workspace itself")
         here = workspace
+        rules = [_stamp(here / ".gitignore")]
         for part in rel.parts[:-1]:
             here = here / part
             if os.path.lexists(here / ".git"):
                 raise Untrackable(f"{rel}: below a nested repository")
-        names.append(os.fsencode(rel.as_posix()))
+            rules.append(_stamp(here / ".gitignore"))
+        name = os.fsencode(rel.as_posix())
+        names.append(name)
+        stamps[name] = (*common, *rules)
     if not names:
         return []
-    # --no-index: the ignore rules alone, without reading an index as large as the tree
-    out = store.git("check-ignore", "--no-index", "-z", "--stdin",
-                    data=b"\0".join(names) + b"\0", codes=(0, 1))  # fmt: skip
-    ignored = set(out.split(b"\0"))
-    return [n for n in names if n not in ignored]
+    if not any(stamp for name in names for stamp in stamps[name][2:]):
+        own = _own_ignored(store, names)
+        if own is not None:
+            return [n for n in names if n not in own]
+    known = store.ignored
+    ask = [n for n in names if known.get(n, ((), False))[0] != stamps[n]]
+    if ask:
+        # --no-index: the ignore rules alone, without reading an index as large as the tree
+        out = store.git("check-ignore", "--no-index", "-z", "--stdin",
+                        data=b"\0".join(ask) + b"\0", codes=(0, 1))  # fmt: skip
+        ignored = set(out.split(b"\0"))
+        for name in ask:
+            known[name] = (stamps[name], name in ignored)
+    return [n for n in names if not known[n][1]]
+
+
+def _stamp(path: Path) -> tuple[int, int, int, int] | None:
+    """The identity of a rules file as it is now (None: there is none)."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None
+    return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+# Names whose ignore status depends on the rules for git's own directories: git decides.
+_SPECIAL = frozenset({b".git", b".gitignore", b".reasonix-checkpoints"})
+
+
+def _own_ignored(store: CheckpointStore, names: list[bytes]) -> set[bytes] | None:
+    """The ``names`` the shadow repository's own ``info/exclude`` leaves out, when no other
+    rule can apply (no ``.gitignore`` on their paths, checked by the caller, and none of
+    what :func:`~reasonix.agent.snaplist.list_plain` also requires absent); else None.
+
+    Those rules are directories anchored at the root (the state directory inside the
+    workspace) and ``.git/`` and ``.reasonix-checkpoints/`` at any depth; a name that
+    touches the latter, or a rule with a glob character, is left to git.
+    """
+    rules = store.own_rules()
+    if sys.platform != "linux" or rules is None:
+        return None  # elsewhere git may fold case: it decides
+    found = global_excludes(os.environ)
+    if found is not None and os.path.lexists(found):
+        return None
+    anchored = [os.fsencode(rule.strip("/")) + b"/" for rule in rules]
+    if any(ch in rule for rule in anchored for ch in b"*?[\\!"):
+        return None
+    ignored: set[bytes] = set()
+    for name in names:
+        if any(part.lower() in _SPECIAL for part in name.split(b"/")):
+            return None
+        if name.startswith(tuple(anchored)):
+            ignored.add(name)
+    return ignored

@@ -4,6 +4,7 @@ process lists or adds the tree, and its rewind restores exactly what it changed.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 
@@ -280,4 +281,68 @@ def test_a_projects_first_turn_prepares_its_whole_before_tree_ahead(tmp_path: Pa
     rec.tools_starting(full=False)
     assert rec._before is None  # a snapshot exists: the turn is recorded from its files
     rec.end()
+    session.close()
+
+
+def test_without_ignore_rules_on_their_paths_no_git_judges_the_names(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No ``.gitignore`` on a written file's path: only the shadow repository's own
+    excludes can apply, and they are judged here as ``git check-ignore`` judges them
+    (the state directory inside the workspace, held against git's own answer)."""
+    from reasonix.agent.snapedit import tracked_names
+
+    ws = tmp_path / "ws"
+    (ws / "pkg" / "sub").mkdir(parents=True)
+    (ws / "pkg" / "sub" / "a.py").write_text("a\n")
+    (ws / "other").mkdir()
+    monkeypatch.setenv("REASONIX_STATE_HOME", str(ws / "state"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))  # no global excludes file
+    store = _Counting(ws)
+    store.snapshot("first")
+    session = Session.create(ws)
+    rec = TurnRecorder(store)
+    store.ran.clear()
+    writes = {ws / "pkg" / "sub" / "a.py": "b\n", ws / "other" / "n.py": "n\n",
+              ws / "state" / "x.txt": "s\n"}  # fmt: skip
+    _turn(rec, session, writes)
+    assert "check-ignore" not in store.ran, store.ran
+    turn = store.turns(session.id)[0]
+    assert turn.paths == ["other/n.py", "pkg/sub/a.py"]  # the state dir is left out
+    names = [ws / "pkg" / "sub" / "a.py", ws / "state" / "x.txt", ws / "statex" / "y",
+             ws / "other" / "n.py"]  # fmt: skip
+    ours = tracked_names(store, names)
+    by_git = set(store.git("check-ignore", "--no-index", "-z", "--stdin", codes=(0, 1),
+                           data=b"\0".join(os.fsencode(p.relative_to(ws)) for p in names) + b"\0"
+                           ).split(b"\0"))  # fmt: skip
+    assert ours == [os.fsencode(p.relative_to(ws)) for p in names
+                    if os.fsencode(p.relative_to(ws)) not in by_git]  # fmt: skip
+    assert b"state/x.txt" in by_git and b"state/x.txt" not in ours
+    session.close()
+
+
+@pytest.mark.parametrize("rule_at", ["", "pkg/"])
+def test_a_gitignore_on_the_path_leaves_the_names_to_git(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, rule_at: str
+) -> None:
+    ws = tmp_path / "ws"
+    (ws / "pkg" / "sub").mkdir(parents=True)
+    (ws / rule_at / ".gitignore").write_text("*.log\n")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    store = _Counting(ws)
+    store.snapshot("first")
+    session = Session.create(ws)
+    rec = TurnRecorder(store)
+    store.ran.clear()
+    _turn(rec, session, {ws / "pkg" / "sub" / "x.log": "l\n", ws / "pkg" / "sub" / "k.py": "k\n"})
+    assert "check-ignore" in store.ran
+    assert store.turns(session.id)[0].paths == ["pkg/sub/k.py"]
+    store.ran.clear()  # the same files again, the rules unchanged: git's answers are kept
+    _turn(rec, session, {ws / "pkg" / "sub" / "x.log": "m\n", ws / "pkg" / "sub" / "k.py": "j\n"})
+    assert "check-ignore" not in store.ran, store.ran
+    assert store.turns(session.id)[1].paths == ["pkg/sub/k.py"]
+    (ws / rule_at / ".gitignore").write_text("*.py\n")  # new rules: git judges again
+    _turn(rec, session, {ws / "pkg" / "sub" / "x.log": "n\n", ws / "pkg" / "sub" / "k.py": "i\n"})
+    assert "check-ignore" in store.ran
+    assert store.turns(session.id)[2].paths == ["pkg/sub/x.log"]
     session.close()

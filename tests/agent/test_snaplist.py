@@ -36,7 +36,7 @@ def _git_listing(store: CheckpointStore) -> set[bytes]:
 
 
 def _ours(store: CheckpointStore, env: dict[str, str]) -> set[bytes] | None:
-    rules = store._own_rules()
+    rules = store.own_rules()
     assert rules is not None
     got = list_plain(store.workspace, rules, 2000, env)
     return None if got is None else {n for n in got.split(b"\0") if n}
@@ -148,7 +148,7 @@ def test_a_global_excludes_file_or_many_files_goes_to_git(
     for i in range(5):
         (ws / f"f{i}").write_text("x")
     store = _store(ws, tmp_path)
-    rules = store._own_rules()
+    rules = store.own_rules()
     assert rules is not None
     assert list_plain(ws, rules, 4, home) is None  # more names than the limit
     ignore = global_excludes(home)
@@ -168,7 +168,7 @@ def test_the_state_directory_inside_the_workspace_goes_to_git(
     monkeypatch.setenv("REASONIX_STATE_HOME", str(ws / "state"))
     (ws / "a.txt").write_text("a")
     store = _store(ws, tmp_path)
-    rules = store._own_rules()
+    rules = store.own_rules()
     assert rules == ["/state/"]
     assert list_plain(ws, rules, 2000, home) is None
 
@@ -179,7 +179,7 @@ def test_an_edited_exclude_file_keeps_git_listing(tmp_path: Path, home: dict[str
     store = _store(ws, tmp_path)
     with (store.git_dir / "info" / "exclude").open("a") as fh:
         fh.write("*.secret\n")
-    assert CheckpointStore(ws, root=store.root)._own_rules() is None
+    assert CheckpointStore(ws, root=store.root).own_rules() is None
 
 
 def test_a_snapshot_without_git_listing_is_the_one_git_lists(
