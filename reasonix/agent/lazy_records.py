@@ -30,7 +30,15 @@ from reasonix.provider.types import Message
 if TYPE_CHECKING:
     from _collections_abc import dict_items, dict_keys, dict_values
 
-__all__ = ["LAZY_BYTES", "LazyRecord", "MessageLog", "RecordSource", "RecordView", "loads_line"]
+__all__ = [
+    "LAZY_BYTES",
+    "LazyRecord",
+    "MessageLog",
+    "RecordSource",
+    "RecordView",
+    "loads_line",
+    "of_types",
+]
 
 _RAW_DECODE = json.JSONDecoder().raw_decode
 _OPEN_LOCK = threading.Lock()
@@ -325,3 +333,14 @@ class RecordView(Sequence[dict[str, Any]]):
             return [i for i, rec in enumerate(self) if rec.get("type") in kinds]
         found = [i for k in kinds for i in self._kinds.get(k, ()) if i < n]
         return sorted(found) if len(kinds) > 1 else found
+
+
+def of_types(
+    records: Sequence[Mapping[str, Any]], kinds: tuple[str, ...]
+) -> Iterator[Mapping[str, Any]]:
+    """The records whose type is one of ``kinds``, in order: a session's
+    :class:`RecordView` finds them without a walk over the others (a long session
+    holds tens of thousands), any other sequence is walked."""
+    if isinstance(records, RecordView):
+        return (records[i] for i in records.positions(kinds))
+    return (rec for rec in records if rec.get("type") in kinds)

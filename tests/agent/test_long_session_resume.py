@@ -225,3 +225,28 @@ def test_a_paused_collector_stays_as_the_caller_left_it(long_path: Path) -> None
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+def test_records_of_a_few_types_are_found_without_a_walk_over_the_rest() -> None:
+    """The Coordinator's plan and goal, read on every resume, touch only their records."""
+    from reasonix.agent.lazy_records import RecordView, of_types
+
+    class Untouchable(dict[str, Any]):
+        def get(self, *_a: object, **_k: object) -> Any:
+            raise AssertionError("a record of another type was read")
+
+        def __getitem__(self, key: str) -> Any:
+            raise AssertionError("a record of another type was read")
+
+    items: list[dict[str, Any]] = [Untouchable(type="message") for _ in range(50)]
+    items[7] = {"type": "plan", "plan": {"id": "a"}}
+    items[30] = {"type": "plan_status", "id": "a", "status": "approved"}
+    items[41] = {"type": "plan", "plan": {"id": "b"}}
+    kinds = {"message": [i for i in range(50) if i not in (7, 30, 41)],
+             "plan": [7, 41], "plan_status": [30]}  # fmt: skip
+    view = RecordView(items, 42, kinds)  # a snapshot taken before record 42
+    found = list(of_types(view, ("plan", "plan_status")))
+    assert found == [items[7], items[30], items[41]]
+    assert list(of_types(RecordView(items, 41, kinds), ("plan",))) == [items[7]]
+    plain = [{"type": "goal", "n": 1}, {"type": "message"}, {"type": "goal", "n": 2}]
+    assert list(of_types(plain, ("goal",))) == [plain[0], plain[2]]  # any other sequence

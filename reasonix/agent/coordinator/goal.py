@@ -33,6 +33,8 @@ from reasonix.lazy import asdict, dataclass, field
 from reasonix.tool import ToolContext, ToolResult
 from reasonix.tool.base import FunctionTool
 
+from ..lazy_records import of_types
+
 if TYPE_CHECKING:
     from typing import Any
 
@@ -207,7 +209,7 @@ class GoalBook:
 
     def _load(self) -> None:
         hashes: dict[str, set[str]] = {}
-        for rec in self._session().records():
+        for rec in of_types(self._session().records(), ("goal", "goal_evidence")):
             kind = rec.get("type")
             if kind == "goal" and isinstance(rec.get("goal"), dict):
                 self.goal = Goal.from_dict(rec["goal"])

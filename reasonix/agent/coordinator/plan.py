@@ -25,6 +25,7 @@ from reasonix.permission.approval import ApprovalChoice, ApprovalRequest
 
 from ..directives import PLAN_HEADINGS
 from ..events import ApprovalRequested, Event
+from ..lazy_records import of_types
 
 if TYPE_CHECKING:
     from typing import Any
@@ -187,7 +188,7 @@ class PlanBook:
     def latest(self) -> Plan | None:
         """The newest plan of the session with its current status, or None."""
         plan: Plan | None = None
-        for rec in self._session().records():
+        for rec in of_types(self._session().records(), ("plan", "plan_status")):
             kind = rec.get("type")
             if kind == "plan" and isinstance(rec.get("plan"), dict):
                 plan = Plan.from_dict(rec["plan"])

@@ -31,6 +31,7 @@ from reasonix.tool import Registry, ToolContext
 
 from ..events import Event, Notice, StepStart
 from ..execute import EventApprover, run_in_worker
+from ..lazy_records import of_types
 from ..ports import GateLike
 from ..prompt import valid_text
 from ..session import Session, read_records
@@ -121,7 +122,7 @@ class PlannerSessions:
     def linked(self) -> Path | None:
         """The planner transcript the executor session points to, if both agree."""
         ex = self._executor()
-        links = [r for r in ex.records() if r.get("type") == "planner_link"]
+        links = list(of_types(ex.records(), ("planner_link",)))
         if not links:
             return None
         path = self.root() / f"{links[-1].get('planner_session', '')}.jsonl"
