@@ -185,7 +185,7 @@ def bytes_per_token(pyz: str, python: str, env: dict[str, str], tmp: Path) -> No
         from reasonix.config.trust import grant
 
         grant(ws)
-        view = PtyView(ws, {**env, "PYTHONPATH": pyz}, tmp / "bytes.jsonl", python=python)
+        view = PtyView(ws, {**env, "TUI_DRIVER_PYZ": pyz}, tmp / "bytes.jsonl", python=python)
         try:
             view.wait_log(["ready"])
             before = view.quiet(0.5)

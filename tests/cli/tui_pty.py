@@ -27,8 +27,12 @@ ROOT = Path(__file__).resolve().parents[2]
 CLEAR_SCREEN, CLEAR_SCROLLBACK = b"\x1b[2J", b"\x1b[3J"
 
 DRIVER = r"""
-import json, sys
+import json, os, sys
 log_file = open(sys.argv[1], "w", buffering=1)  # one JSON list a line, written as it happens
+if os.environ.get("TUI_DRIVER_PYZ"):  # the built .pyz as a library, as remote serve uses it
+    sys.path.insert(0, os.environ["TUI_DRIVER_PYZ"])
+    from reasonix._pyzarchive import importable
+    importable(os.environ["TUI_DRIVER_PYZ"])
 def log(*entry):
     log_file.write(json.dumps(entry) + "\n")
 from reasonix.cli.tui import live, screen
