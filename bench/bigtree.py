@@ -24,8 +24,10 @@ measured in the same round:
 * ``checkpoint`` — a turn whose file tool changed 3 files: its checkpoints
   as the agent takes them (:class:`TurnRecorder`: "before" at the first write,
   "after" at the end, from those files alone), in this tree against a 100-file
-  tree. Target ≤ 1.2×. A turn that ran ``bash`` still snapshots the whole tree:
-  printed against the same floor, no target.
+  tree holding the same three files at the same paths (the same depth and folder
+  size: only the number of files elsewhere differs). Target ≤ 1.2×. A turn that
+  ran ``bash`` still snapshots the whole tree: printed against the same floor, no
+  target.
 
 Prints one line per figure::
 
@@ -89,12 +91,20 @@ def build_tree(root: Path, files: int, kb: int) -> Path:
     return root
 
 
-def _small_tree(root: Path) -> Path:
+def _small_tree(root: Path, files: int) -> Path:
+    """The 100-file tree: two folders at the big tree's depth, the first holding the big
+    tree's first folder's files (the ones a turn touches) at the same paths, under the
+    same ``.gitignore`` files; so the two differ in how many files are elsewhere, not in
+    the touched files' depth or their folder's size."""
     shutil.rmtree(root, ignore_errors=True)
+    per_leaf = max(1, files // 2000)  # as build_tree fills each folder
+    (root / "pkg00").mkdir(parents=True)
+    (root / ".gitignore").write_text("build/\n*.log\n")
+    (root / "pkg00" / ".gitignore").write_text("gen/\n")
     for i in range(100):
-        leaf = root / f"d{i // 10}"
+        leaf = root / "pkg00" / "d0" / f"e{i // per_leaf}"
         leaf.mkdir(parents=True, exist_ok=True)
-        (leaf / f"m{i}.py").write_text(f"def f_{i}(index):\n    return index\n")
+        (leaf / f"m{i % per_leaf}.py").write_text(f"def f_{i}(index):\n    return index\n")
     return root
 
 
@@ -279,7 +289,7 @@ def main() -> int:
     elif CheckpointStore.available():
         scratch = Path(tempfile.mkdtemp(prefix="reasonix-bench-bigtree-"))
         try:
-            small = _small_tree(scratch / "small")
+            small = _small_tree(scratch / "small", ns.files)
             # the turns append a comment to 3 files of the cached tree (no pattern changes)
             t = interleaved({"big": _checkpoint_turn(root, scratch / "state-big"),
                              "small": _checkpoint_turn(small, scratch / "state-small")},

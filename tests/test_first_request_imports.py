@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parent.parent
 # The first-request path, package by package. Everything else loads on first use.
 ALLOWED: frozenset[str] = frozenset(
     """
-    reasonix reasonix.cancel reasonix.errors reasonix.lazy reasonix.lazy_light reasonix.slices
+    reasonix reasonix.cancel reasonix.errors reasonix.lazy reasonix.slices
     reasonix.idle reasonix.digest reasonix.charsets reasonix.which
     reasonix.cli reasonix.cli.flags reasonix.cli.argspec reasonix.cli.main reasonix.cli.output
     reasonix.cli.run_cmd reasonix.cli.safe_text reasonix.cli.setup_run
@@ -233,3 +233,11 @@ def test_the_first_request_loads_only_the_first_request_path(tmp_path: Path) -> 
     assert "reasonix.provider.openai" in ours and "reasonix.tool.builtin._catalog" in ours
     # read_file was not loaded for the first request, yet ran when the model called it
     assert "x = 1" in second
+
+
+def test_every_allowed_name_is_a_module_of_the_package() -> None:
+    """A module removed from the package leaves the list too (no stale permission)."""
+    import importlib.util
+
+    gone = sorted(name for name in ALLOWED if importlib.util.find_spec(name) is None)
+    assert not gone, gone
