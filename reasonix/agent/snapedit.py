@@ -12,10 +12,10 @@ written (:func:`edit_tree`), so the cost does not grow with the workspace.
 A file a full snapshot leaves out is left out here too: one outside the
 workspace, or one the ignore rules exclude (asked of ``git check-ignore``
 once per file and rules, see :func:`tracked_names`); a file over the size
-limit keeps the entry it had. A file below a nested
-repository, a special file, or anything a tool without named files (``bash``,
-an MCP tool, a hook) may have written, makes the turn a full one again
-(:class:`TrackedTurn` gives what the full "before" tree needs).
+limit keeps the entry it had. A file below a nested repository, a special
+file, or anything a tool without named files (``bash``, an MCP tool, a hook)
+may have written, makes the turn a full one again (:class:`TrackedTurn`
+gives what the full "before" tree needs).
 """
 
 from __future__ import annotations
