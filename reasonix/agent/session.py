@@ -223,22 +223,12 @@ def _read(
     and, when long, dropped at once for a :class:`LazyRecord`, so the memory
     of a resume does not grow with the transcript.
     """
-    with _collector_paused():
-        return _parse_lines(path, damaged, source, kinds)
-
-
-@contextlib.contextmanager
-def _collector_paused() -> Iterator[None]:
-    """The cyclic garbage collector off while a transcript's records are parsed.
-
-    Every record parsed is kept, so the collector's passes over the growing
-    list (one per few hundred containers made) find nothing to free; on a
-    long session they were an eighth of the resume.
-    """
+    # Every record parsed is kept, so the cyclic collector's passes over them (one per
+    # few hundred containers made) find nothing to free: it is off while they are parsed.
     was_on = gc.isenabled()
     gc.disable()
     try:
-        yield
+        return _parse_lines(path, damaged, source, kinds)
     finally:
         if was_on:
             gc.enable()
