@@ -193,3 +193,52 @@ def test_a_snapshot_without_git_listing_is_the_one_git_lists(
     tree, _ = store.tree()
     listed = store.git("ls-tree", "-r", "--name-only", "-z", tree)
     assert {n for n in listed.split(b"\0") if n} == _git_listing(store)
+
+
+# a written file's path: plain names, names git's own rules concern, and the state folder
+PARTS = st.sampled_from([*PLAIN, *ODD, ".git", ".GIT", ".reasonix-checkpoints", "state", "st"])
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    written=st.lists(st.lists(PARTS, min_size=1, max_size=4), min_size=1, max_size=6),
+    state_inside=st.booleans(),
+)
+def test_written_names_are_judged_as_git_check_ignore_judges_them(
+    written: list[list[str]],
+    state_inside: bool,
+    tmp_path_factory: pytest.TempPathFactory,
+    home: dict[str, str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """With no ``.gitignore`` on their paths, the names a tracked turn keeps (judged
+    without git where only the shadow repository's own rules apply) are the ones git
+    keeps; a name of plain parts never starts git."""
+    from reasonix.agent.snapedit import tracked_names
+
+    tmp_path = tmp_path_factory.mktemp("t")
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    state = ws / "state" if state_inside else tmp_path / "elsewhere"
+    monkeypatch.setenv("REASONIX_STATE_HOME", str(state))
+    store = _store(ws, tmp_path)
+    ran: list[str] = []
+    real_git = store.git
+
+    def counting_git(*args: str, **kwargs: object) -> bytes:
+        ran.append(args[0])
+        return real_git(*args, **kwargs)  # type: ignore[arg-type]
+
+    store.git = counting_git  # type: ignore[method-assign]
+    paths = [ws.joinpath(*parts) for parts in written]
+    ours = tracked_names(store, paths)
+    names = [os.fsencode(p.relative_to(ws).as_posix()) for p in paths]
+    out = real_git("check-ignore", "--no-index", "-z", "--stdin",
+                   data=b"\0".join(names) + b"\0", codes=(0, 1))  # fmt: skip
+    ignored = set(out.split(b"\0"))
+    assert ours == [n for n in names if n not in ignored]
+    special = {".git", ".reasonix-checkpoints"}
+    if not any(part.lower() in special for parts in written for part in parts):
+        assert ran == []
