@@ -309,7 +309,8 @@ def tracked_names(store: CheckpointStore, paths: Iterable[Path]) -> list[bytes]:
         stamps[name] = (*common, *rules)
     if not names:
         return []
-    if not any(stamp for name in names for stamp in stamps[name][2:]):
+    # only the repository's own rules: no user excludes file, no .gitignore on any path
+    if common[0] is None and not any(stamp for n in names for stamp in stamps[n][2:]):
         own = _own_ignored(store, names)
         if own is not None:
             return [n for n in names if n not in own]
@@ -340,8 +341,8 @@ _SPECIAL = frozenset({b".git", b".gitignore", b".reasonix-checkpoints"})
 
 def _own_ignored(store: CheckpointStore, names: list[bytes]) -> set[bytes] | None:
     """The ``names`` the shadow repository's own ``info/exclude`` leaves out, when no other
-    rule can apply (no ``.gitignore`` on their paths, checked by the caller, and none of
-    what :func:`~reasonix.agent.snaplist.list_plain` also requires absent); else None.
+    rule can apply (no ``.gitignore`` on their paths and no user excludes file, checked by
+    the caller; the repository's config naming none); else None.
 
     Those rules are directories anchored at the root (the state directory inside the
     workspace) and ``.git/`` and ``.reasonix-checkpoints/`` at any depth; a name that
@@ -350,9 +351,6 @@ def _own_ignored(store: CheckpointStore, names: list[bytes]) -> set[bytes] | Non
     rules = store.own_rules()
     if sys.platform != "linux" or rules is None:
         return None  # elsewhere git may fold case: it decides
-    found = global_excludes(os.environ)
-    if found is not None and os.path.lexists(found):
-        return None
     anchored = [os.fsencode(rule.strip("/")) + b"/" for rule in rules]
     if any(ch in rule for rule in anchored for ch in b"*?[\\!"):
         return None

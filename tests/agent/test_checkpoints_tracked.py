@@ -346,3 +346,20 @@ def test_a_gitignore_on_the_path_leaves_the_names_to_git(
     assert "check-ignore" in store.ran
     assert store.turns(session.id)[2].paths == ["pkg/sub/x.log"]
     session.close()
+
+
+def test_the_users_excludes_file_leaves_the_names_to_git(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from reasonix.agent.snapedit import tracked_names
+
+    ws = tmp_path / "ws"
+    (ws / "pkg").mkdir(parents=True)
+    (tmp_path / "xdg" / "git").mkdir(parents=True)
+    (tmp_path / "xdg" / "git" / "ignore").write_text("*.log\n")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    store = _Counting(ws)
+    store.snapshot("first")
+    store.ran.clear()
+    assert tracked_names(store, [ws / "pkg" / "a.log", ws / "pkg" / "b.py"]) == [b"pkg/b.py"]
+    assert store.ran == ["check-ignore"]
