@@ -35,6 +35,7 @@ import argparse
 import atexit
 import json
 import os
+import platform
 import shutil
 import statistics
 import subprocess
@@ -215,6 +216,10 @@ def main() -> int:
     }
     prompt = "fix add() in calc.py and run its test"
     python = bare_python()
+    # The ratios depend on the interpreter (the reference's floor moves more than
+    # our cost between 3.11 and 3.12), so every report says which one it ran on.
+    print(f"task: python {platform.python_version()} ({sys.executable}), a clean copy "
+          "for both programs and the task's test")  # fmt: skip
     program = ["-m", "reasonix"] if args.source else [args.pyz]
     if args.source:
         env["PYTHONPATH"] = str(ROOT)
